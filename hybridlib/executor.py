@@ -1,0 +1,230 @@
+"""Running a Symbol: the node-by-node interpreter, ``Executor`` (``bind``) and the backward graph.
+
+``run_graph`` is the reference interpreter: it visits nodes in order and runs each operator
+imperatively (so under ``autograd.record()`` the run is recorded like any NDArray code). The
+backward graph is built by ``gradient_graph`` with the same ``autograd.backprop`` and the same
+registered gradients as imperative autograd, with Symbols as values; an Executor runs it with
+the interpreter, reusing the values its forward pass computed.
+"""
+from . import autograd
+from .base import MXNetError
+from .context import current_context
+from .ndarray import NDArray, invoke_all
+from .symbol import Symbol, hints_from, infer_graph, topo_nodes, var
+
+__all__ = ['run_graph', 'evaluate', 'Executor', 'simple_bind', 'gradient_graph']
+
+
+def run_graph(nodes, values, is_train=False):
+    """Compute every entry of ``nodes`` missing from ``values`` ({entry: NDArray}), in order."""
+    for node in nodes:
+        if node.op is None:
+            if (node, 0) not in values:
+                raise MXNetError(f'no value was given for the input {node.name!r}')
+            continue
+        if (node, 0) in values:
+            continue
+        ins = [values[e] for e in node.inputs]
+        try:
+            outs = invoke_all(node.op, ins, node.params, is_train=is_train)
+        except MXNetError as err:
+            raise type(err)(f'while running node {node.name!r}: {err}') from None
+        for i, out in enumerate(outs):
+            values[(node, i)] = out
+    return values
+
+
+def _input_values(symbol, arrays, ctx=None):
+    values = {}
+    names = set()
+    for node in topo_nodes(symbol._outputs):
+        if node.op is None:
+            names.add(node.name)
+            if node.name in arrays:
+                value = arrays[node.name]
+                if not isinstance(value, NDArray):
+                    raise TypeError(f'input {node.name!r} must be an NDArray, '
+                                    f'got {type(value).__name__}')
+                if ctx is not None:
+                    value = value.as_in_context(ctx)
+                values[(node, 0)] = value
+    unknown = set(arrays) - names
+    if unknown:
+        raise MXNetError(f'{sorted(unknown)} are not inputs of this symbol; its inputs are '
+                         f'{sorted(names)}')
+    return values
+
+
+def evaluate(symbol, arrays, ctx=None, is_train=None):
+    """The outputs of ``symbol`` for input NDArrays given by name, as a list."""
+    if is_train is None:
+        is_train = autograd.is_training()
+    values = run_graph(topo_nodes(symbol._outputs), _input_values(symbol, arrays, ctx), is_train)
+    return [values[e] for e in symbol._outputs]
+
+
+def gradient_graph(symbol, wrt, head_grads=None, is_train=True, shapes=None, dtypes=None):
+    """Symbols of d(outputs)/d(wrt), built with the registered gradients.
+
+    ``wrt`` names variables. ``head_grads`` are Symbols for the outputs' gradients (default:
+    variables named ``<output>_head_grad``). ``shapes``/``dtypes`` map entries to inferred values
+    that gradient functions may read as ``x.shape``. A variable that no gradient reaches gets
+    ``zeros_like``. Returns (list of gradient Symbols, list of head-gradient Symbols).
+    """
+    from . import symbol as sym
+    nodes = topo_nodes(symbol._outputs)
+    by_name = {n.name: n for n in nodes if n.op is None}
+    missing = [w for w in wrt if w not in by_name]
+    if missing:
+        raise MXNetError(f'gradient: {missing} are not inputs of this symbol')
+    if head_grads is None:
+        head_grads = [var(f'{name}_head_grad') for name in symbol.list_outputs()]
+    wanted = [(by_name[w], 0) for w in wrt]
+
+    def node_values(node):
+        return ([Symbol([e]) for e in node.inputs],
+                [Symbol([(node, i)]) for i in range(node.num_outputs)])
+
+    from .name import NameManager
+    with NameManager(), hints_from(shapes, dtypes):
+        grads = autograd.backprop(symbol._outputs, head_grads, sym.op, node_values, nodes,
+                                  keep=wanted, is_train=is_train)
+        out = [grads.get(e) for e in wanted]
+        out = [g if g is not None else sym.zeros_like(Symbol([e])) for g, e in zip(out, wanted)]
+    return out, head_grads
+
+
+def _as_dict(values, names, what):
+    if values is None:
+        return {}
+    if isinstance(values, dict):
+        unknown = set(values) - set(names)
+        if unknown:
+            raise MXNetError(f'bind: {what} {sorted(unknown)} are not among {names}')
+        return dict(values)
+    values = list(values)
+    if len(values) != len(names):
+        raise MXNetError(f'bind: {len(values)} {what} for {len(names)} names {names}')
+    return dict(zip(names, values))
+
+
+class Executor:
+    """A Symbol bound to argument, gradient and auxiliary arrays (as ``mxnet.executor``)."""
+
+    def __init__(self, symbol, ctx, args, args_grad=None, grad_req='write', aux_states=None):
+        self._symbol = symbol
+        self._ctx = ctx or current_context()
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self.arg_dict = _as_dict(args, self._arg_names, 'arguments')
+        missing = [n for n in self._arg_names if n not in self.arg_dict]
+        if missing:
+            raise MXNetError(f'bind: no arrays for arguments {missing}')
+        self.aux_dict = _as_dict(aux_states, self._aux_names, 'auxiliary states')
+        missing = [n for n in self._aux_names if n not in self.aux_dict]
+        if missing:
+            raise MXNetError(f'bind: no arrays for auxiliary states {missing}')
+        self.grad_dict = _as_dict(args_grad, self._arg_names, 'gradients')
+        if isinstance(grad_req, str):
+            grad_req = {n: grad_req for n in self._arg_names}
+        elif not isinstance(grad_req, dict):
+            grad_req = dict(zip(self._arg_names, grad_req))
+        self._grad_req = {n: (grad_req.get(n, 'null') if n in self.grad_dict else 'null')
+                          for n in self._arg_names}
+        self.outputs = []
+        self._values = None
+        self._backward = None
+
+    @property
+    def arg_arrays(self):
+        return [self.arg_dict[n] for n in self._arg_names]
+
+    @property
+    def grad_arrays(self):
+        return [self.grad_dict.get(n) for n in self._arg_names]
+
+    @property
+    def aux_arrays(self):
+        return [self.aux_dict[n] for n in self._aux_names]
+
+    @property
+    def output_dict(self):
+        return dict(zip(self._symbol.list_outputs(), self.outputs))
+
+    def forward(self, is_train=False, **kwargs):
+        """Run the graph; keyword NDArrays are copied into the bound arguments first."""
+        for key, value in kwargs.items():
+            if key not in self.arg_dict:
+                raise MXNetError(f'forward: {key!r} is not an argument ({self._arg_names})')
+            self.arg_dict[key][:] = value
+        arrays = dict(self.arg_dict)
+        arrays.update(self.aux_dict)
+        values = _input_values(self._symbol, arrays)
+        nodes = topo_nodes(self._symbol._outputs)
+        self._values = run_graph(nodes, values, is_train)
+        self._is_train = is_train
+        self.outputs = [self._values[e] for e in self._symbol._outputs]
+        return self.outputs
+
+    def backward(self, out_grads=None, is_train=True):
+        """Gradients for the last forward, written into the bound gradient arrays."""
+        if self._values is None:
+            raise MXNetError('backward before forward')
+        wrt = [n for n in self._arg_names if self._grad_req[n] != 'null']
+        if not wrt:
+            return
+        if self._backward is None:
+            shapes = {e: v.shape for e, v in self._values.items()}
+            dtypes = {e: v._data.dtype for e, v in self._values.items()}
+            grads, heads = gradient_graph(self._symbol, wrt, is_train=is_train,
+                                          shapes=shapes, dtypes=dtypes)
+            self._backward = (grads, heads, topo_nodes([g._outputs[0] for g in grads]))
+        grads, heads, nodes = self._backward
+        if out_grads is None:
+            out_grads = [None] * len(self.outputs)
+        elif isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        values = dict(self._values)
+        for head, g, out in zip(heads, out_grads, self.outputs):
+            if g is None:
+                g = NDArray(out._ctx.array_module.ones_like(out._data), out._ctx)
+            values[head._outputs[0]] = g
+        run_graph(nodes, values, self._is_train)
+        for name, g in zip(wrt, grads):
+            result = values[g._outputs[0]]
+            buf = self.grad_dict[name]
+            if self._grad_req[name] == 'add':
+                buf._data += result._data
+            else:
+                buf._data[...] = result._data
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy parameter values into the bound arrays."""
+        for target, source in ((self.arg_dict, arg_params), (self.aux_dict, aux_params or {})):
+            for key, value in source.items():
+                if key in target:
+                    target[key][:] = value
+                elif not allow_extra_params:
+                    raise MXNetError(f'copy_params_from: {key!r} is not bound')
+
+
+def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shapes=None):
+    """Allocate zero arrays from input shapes (and dtypes) and bind them."""
+    from . import ndarray as nd
+    ctx = ctx or current_context()
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**(shapes or {}))
+    if arg_shapes is None:
+        partial = symbol.infer_shape_partial(**(shapes or {}))
+        raise MXNetError(f'simple_bind: the given shapes do not determine all shapes '
+                         f'(arguments {dict(zip(symbol.list_arguments(), partial[0]))})')
+    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
+    if arg_types is None:
+        arg_types = ['float32'] * len(arg_shapes)
+        aux_types = ['float32'] * len(aux_shapes)
+    args = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
+    aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
+    grads = None
+    if grad_req != 'null':
+        grads = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
+    return Executor(symbol, ctx, args, grads, grad_req, aux)
+

@@ -1,0 +1,266 @@
+"""Methods shared by NDArray and Symbol: arithmetic, comparisons, reshape, indexing, and the
+methods that forward to operators (``x.sum(axis=1)`` is ``F.sum(x, axis=1)``).
+
+Both classes inherit ``ArrayMethods`` and supply two hooks:
+
+* ``_apply(op_name, inputs, attrs, hint)`` runs (NDArray) or records (Symbol) one operator;
+* ``_known_shape()`` returns the value's shape when it is known, else None.
+
+Because everything here goes through those hooks, an expression means the same thing on both
+paths. In particular ``a + b`` broadcasts on Symbols exactly as on NDArrays: it uses
+``elemwise_add`` (MXNet's ``_plus``) when both shapes are known and equal, and ``broadcast_add``
+otherwise.
+"""
+import inspect
+import numbers
+
+import numpy as np
+
+from .ops import registry
+from .ops.frontend import exposure
+
+__all__ = ['ArrayMethods', 'FORWARDED_METHODS']
+
+# python operator -> (elemwise op, broadcast op, scalar op, reflected scalar op,
+#                     hint of the array form, hint of the scalar form, of the reflected form)
+_BINARY = {
+    'add': ('elemwise_add', 'broadcast_add', '_plus_scalar', '_plus_scalar',
+            '_plus', '_plusscalar', '_plusscalar'),
+    'sub': ('elemwise_sub', 'broadcast_sub', '_minus_scalar', '_rminus_scalar',
+            '_minus', '_minusscalar', '_rminusscalar'),
+    'mul': ('elemwise_mul', 'broadcast_mul', '_mul_scalar', '_mul_scalar',
+            '_mul', '_mulscalar', '_mulscalar'),
+    'truediv': ('elemwise_div', 'broadcast_div', '_div_scalar', '_rdiv_scalar',
+                '_div', '_divscalar', '_rdivscalar'),
+    'mod': ('_mod', 'broadcast_mod', '_mod_scalar', '_rmod_scalar',
+            '_mod', '_modscalar', '_rmodscalar'),
+    'pow': ('_power', 'broadcast_power', '_power_scalar', '_rpower_scalar',
+            '_power', '_powerscalar', '_rpower_scalar'),
+}
+# comparisons: (elemwise op, broadcast op, scalar op); their hints are the op names
+_COMPARE = {
+    'eq': ('_equal', 'broadcast_equal', '_equal_scalar'),
+    'ne': ('_not_equal', 'broadcast_not_equal', '_not_equal_scalar'),
+    'gt': ('_greater', 'broadcast_greater', '_greater_scalar'),
+    'ge': ('_greater_equal', 'broadcast_greater_equal', '_greater_equal_scalar'),
+    'lt': ('_lesser', 'broadcast_lesser', '_lesser_scalar'),
+    'le': ('_lesser_equal', 'broadcast_lesser_equal', '_lesser_equal_scalar'),
+}
+
+# x.name(...) == F.name(x, ...), as MXNet's NDArray and Symbol methods
+FORWARDED_METHODS = (
+    'reshape_like', 'zeros_like', 'ones_like', 'broadcast_axes', 'broadcast_to',
+    'broadcast_like', 'repeat', 'pad', 'swapaxes', 'split', 'slice', 'slice_axis', 'slice_like',
+    'take', 'one_hot', 'pick', 'sort', 'topk', 'argsort', 'argmax', 'argmax_channel', 'argmin',
+    'clip', 'abs', 'sign', 'flatten', 'shape_array', 'size_array', 'expand_dims', 'tile',
+    'transpose', 'flip', 'depth_to_space', 'space_to_depth', 'diag', 'sum', 'nansum', 'prod',
+    'nanprod', 'mean', 'max', 'min', 'norm', 'round', 'rint', 'fix', 'floor', 'ceil', 'trunc',
+    'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'degrees', 'radians', 'sinh', 'cosh',
+    'tanh', 'arcsinh', 'arccosh', 'arctanh', 'exp', 'expm1', 'log', 'log10', 'log2', 'log1p',
+    'sqrt', 'rsqrt', 'cbrt', 'rcbrt', 'square', 'reciprocal', 'relu', 'sigmoid', 'softmax',
+    'log_softmax', 'softmin', 'squeeze',
+)
+
+
+def _is_scalar(x):
+    return isinstance(x, numbers.Number) and not isinstance(x, bool) or isinstance(x, np.generic)
+
+
+def _binary_method(name, reflect=False):
+    elemwise, broadcast, scalar, rscalar, hint, shint, rhint = _BINARY[name]
+
+    def method(self, other):
+        other = self._coerce(other)
+        if other is NotImplemented:
+            return NotImplemented
+        if _is_scalar(other):
+            if reflect:
+                return self._apply(rscalar, [self], {'scalar': other}, rhint)
+            return self._apply(scalar, [self], {'scalar': other}, shint)
+        lhs, rhs = (other, self) if reflect else (self, other)
+        return self._apply(lhs._pick_binary(rhs, elemwise, broadcast), [lhs, rhs], {}, hint)
+    method.__name__ = f'__{"r" if reflect else ""}{name}__'
+    return method
+
+
+def _compare_method(name):
+    elemwise, broadcast, scalar = _COMPARE[name]
+
+    def method(self, other):
+        other = self._coerce(other)
+        if other is NotImplemented:
+            return NotImplemented
+        if _is_scalar(other):
+            return self._apply(scalar, [self], {'scalar': other}, scalar)
+        op = self._pick_binary(other, elemwise, broadcast)
+        return self._apply(op, [self, other], {}, elemwise)
+    method.__name__ = f'__{name}__'
+    return method
+
+
+def _forwarded_method(op_name):
+    op = registry.find(op_name)
+    space, pyname = exposure(op_name)
+
+    def method(self, *args, **kwargs):
+        return self._function(op_name)(self, *args, **kwargs)
+    method.__name__ = pyname
+    method.__qualname__ = f'ArrayMethods.{pyname}'
+    method.__doc__ = f'Same as ``F.{op_name}(self, ...)``.'
+    if op is not None:
+        from .ops.frontend import _signature
+        sig = _signature(op, ())
+        params = list(sig.parameters.values())
+        self_param = inspect.Parameter('self', inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        method.__signature__ = sig.replace(parameters=[self_param] + params[1:])
+    return method
+
+
+class ArrayMethods:
+    """The methods of NDArray and Symbol that are defined in terms of operators."""
+    __slots__ = ()
+
+    # -- hooks of the two classes ---------------------------------------------------------------
+    def _apply(self, op_name, inputs, attrs, hint):
+        raise NotImplementedError
+
+    def _known_shape(self):
+        raise NotImplementedError
+
+    @classmethod
+    def _function(cls, op_name):
+        raise NotImplementedError
+
+    def _coerce(self, other):
+        """Turn ``other`` into something the binary operators accept, or NotImplemented."""
+        if _is_scalar(other) or isinstance(other, type(self)):
+            return other
+        return NotImplemented
+
+    def _pick_binary(self, other, elemwise, broadcast):
+        """The elementwise op when both shapes are known and equal, else the broadcasting op."""
+        a, b = self._known_shape(), other._known_shape()
+        if a is not None and a == b and 0 not in a:
+            return elemwise
+        return broadcast
+
+    # -- arithmetic -------------------------------------------------------------------------------
+    __add__ = _binary_method('add')
+    __radd__ = _binary_method('add', reflect=True)
+    __sub__ = _binary_method('sub')
+    __rsub__ = _binary_method('sub', reflect=True)
+    __mul__ = _binary_method('mul')
+    __rmul__ = _binary_method('mul', reflect=True)
+    __truediv__ = _binary_method('truediv')
+    __rtruediv__ = _binary_method('truediv', reflect=True)
+    __mod__ = _binary_method('mod')
+    __rmod__ = _binary_method('mod', reflect=True)
+    __pow__ = _binary_method('pow')
+    __rpow__ = _binary_method('pow', reflect=True)
+    __eq__ = _compare_method('eq')
+    __ne__ = _compare_method('ne')
+    __gt__ = _compare_method('gt')
+    __ge__ = _compare_method('ge')
+    __lt__ = _compare_method('lt')
+    __le__ = _compare_method('le')
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        return self._apply('_mul_scalar', [self], {'scalar': -1.0}, '_mulscalar')
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._apply('abs', [self], {}, 'abs')
+
+    # -- shape ------------------------------------------------------------------------------------
+    def reshape(self, *shape, **kwargs):
+        """Reshape with MXNet's special codes: 0 copy, -1 infer, -2 copy the rest, -3 merge
+        two, -4 split one into the next two; ``reverse=True`` reads them right to left.
+
+        Accepts ``x.reshape((2, 3))``, ``x.reshape(2, 3)`` and ``x.reshape(shape=(2, 3))``.
+        """
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        if shape and 'shape' in kwargs:
+            raise TypeError('reshape() got the shape both positionally and as shape=')
+        attrs = {'shape': kwargs.pop('shape', shape)}
+        if 'reverse' in kwargs:
+            attrs['reverse'] = kwargs.pop('reverse')
+        if kwargs:
+            raise TypeError(f'reshape() got unexpected arguments {sorted(kwargs)}')
+        return self._apply('Reshape', [self], attrs, 'reshape')
+
+    def astype(self, dtype, copy=True):
+        """Cast to ``dtype`` (a copy unless ``copy=False`` and the dtype already matches)."""
+        if not copy and self._known_dtype() == np.dtype(dtype):
+            return self
+        return self._apply('Cast', [self], {'dtype': dtype}, 'cast')
+
+    def _known_dtype(self):
+        return None
+
+    @property
+    def T(self):
+        """The transpose (all axes reversed)."""
+        return self._apply('transpose', [self], {}, 'transpose')
+
+    # -- basic indexing as operators ----------------------------------------------------------------
+    def _index_with_ops(self, key, ndim=None):
+        """``x[key]`` for basic keys (ints, slices, None, Ellipsis) as slice/squeeze/expand_dims.
+
+        An int index drops its axis, as in numpy, except that a result with no axes left is
+        shape ``(1,)`` (MXNet's rule for its non-numpy arrays). ``ndim`` is needed only for an
+        Ellipsis and for range checks; a Symbol of unknown rank can still be sliced.
+        """
+        if not isinstance(key, tuple):
+            key = (key,)
+        if sum(k is Ellipsis for k in key) > 1:
+            raise IndexError('an index can only have a single ellipsis')
+        n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if ndim is not None and n_real > ndim:
+            raise IndexError(f'too many indices ({n_real}) for a {ndim}-d array')
+        expanded = []
+        for k in key:
+            if k is Ellipsis:
+                if ndim is None:
+                    raise IndexError('indexing with ... needs the rank of the array, which is '
+                                     'unknown here; give the variable a shape')
+                expanded.extend([slice(None)] * (ndim - n_real))
+            else:
+                expanded.append(k)
+        begin, end, step, drop, new_axes = [], [], [], [], []
+        axis = out_axis = 0
+        for k in expanded:
+            if k is None:
+                new_axes.append(out_axis)
+                out_axis += 1
+                continue
+            if isinstance(k, slice):
+                begin.append(k.start)
+                end.append(k.stop)
+                step.append(k.step)
+                out_axis += 1
+            else:
+                i = int(k)
+                begin.append(i)
+                end.append(i + 1 if i != -1 else None)
+                step.append(None)
+                drop.append(axis)
+            axis += 1
+        out = self
+        if any(v is not None for v in begin + end) or any(v not in (None, 1) for v in step):
+            out = out._apply('slice', [out], {'begin': tuple(begin), 'end': tuple(end),
+                                             'step': tuple(step)}, 'slice')
+        if drop:
+            out = out._apply('squeeze', [out], {'axis': tuple(drop)}, 'squeeze')
+        for a in new_axes:
+            out = out._apply('expand_dims', [out], {'axis': a}, 'expand_dims')
+        return out
+
+
+for _name in FORWARDED_METHODS:
+    if not hasattr(ArrayMethods, _name):
+        setattr(ArrayMethods, _name, _forwarded_method(_name))
+del _name

@@ -1,0 +1,449 @@
+"""NDArray: an array on a context, run eagerly, recorded by autograd.
+
+An NDArray wraps one numpy (cpu) or cupy (gpu) array. Operators run through ``invoke``, which
+checks shapes and dtypes with the operator's own inference (so errors read like MXNet's and
+name the operator), runs ``compute(xp, ...)``, and records the call on the autograd tape when
+recording. The operator functions of this module (``nd.FullyConnected``, ``nd.contrib.*``,
+``nd.random.*``, ...) are generated from the registry at the end of this file; the methods
+shared with Symbol live in ``methods.py``.
+"""
+import sys
+
+import numpy as np
+
+from . import autograd
+from .base import DEFAULT_DTYPE, MXNetError, np_dtype
+from .context import Context, context_of_array, current_context, transfer
+from .methods import ArrayMethods
+from .ops import frontend, registry
+
+__all__ = ['NDArray', 'array', 'empty', 'invoke', 'invoke_all', 'waitall', 'save', 'load',
+           'load_frombuffer', 'concatenate', 'from_numpy']
+
+
+class NDArray(ArrayMethods):
+    """An n-dimensional array on a context (as ``mxnet.nd.NDArray``)."""
+    __slots__ = ('_data', '_ctx', '_entry', '_grad', '_fresh_grad', '__weakref__')
+    _is_hybrid_value = True
+    # numpy defers to our reflected operators: np.float32(2) * x is an NDArray
+    __array_ufunc__ = None
+    __array_priority__ = 1000.0
+
+    def __init__(self, data, ctx=None):
+        self._data = data
+        self._ctx = ctx if ctx is not None else context_of_array(data)
+        self._entry = None      # (autograd node, output index) while recorded
+        self._grad = None
+        self._fresh_grad = False
+
+    # -- attributes -------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._data.shape
+
+    @property
+    def dtype(self):
+        """The numpy scalar type (``numpy.float32``), as MXNet returns it."""
+        return self._data.dtype.type
+
+    @property
+    def context(self):
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def size(self):
+        return int(self._data.size)
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    @property
+    def stype(self):
+        return 'default'
+
+    @property
+    def grad(self):
+        """The gradient buffer attached by ``attach_grad`` (None without one)."""
+        return self._grad
+
+    @property
+    def writable(self):
+        return True
+
+    def _known_shape(self):
+        return self._data.shape
+
+    def _known_dtype(self):
+        return self._data.dtype
+
+    # -- conversion -------------------------------------------------------------------------------
+    def asnumpy(self):
+        """A numpy copy of the data."""
+        if isinstance(self._data, np.ndarray):
+            return self._data.copy()
+        return self._data.get()
+
+    def asscalar(self):
+        """The one element of a size-1 array, as a numpy scalar."""
+        if self.size != 1:
+            raise ValueError(f'asscalar() needs an array of size 1, this one has shape {self.shape}')
+        return self.asnumpy().reshape(-1)[0]
+
+    def __array__(self, dtype=None, copy=None):
+        data = self.asnumpy()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.asscalar())
+        if self.size == 0:
+            return False
+        raise ValueError('The truth value of an NDArray with multiple elements is ambiguous.')
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError('len() of a 0-d NDArray')
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def copy(self):
+        """A copy on the same context."""
+        return self.copyto(self._ctx)
+
+    def copyto(self, other):
+        """Copy into the NDArray ``other`` (returned), or to a new array on context ``other``."""
+        if isinstance(other, Context):
+            return self._apply_copy(other)
+        if isinstance(other, NDArray):
+            if other is self:
+                raise MXNetError('copyto: source and destination are the same array')
+            if other.shape != self.shape:
+                raise MXNetError(f'copyto: shape {self.shape} into shape {other.shape}')
+            other._check_writable('copyto')
+            other._data[...] = _to_module(self._data, other._ctx)
+            return other
+        raise TypeError(f'copyto() takes an NDArray or a Context, not {type(other).__name__}')
+
+    def as_in_context(self, context):
+        """This array on ``context``: itself when already there, else a copy."""
+        if context == self._ctx:
+            return self
+        return self._apply_copy(context)
+
+    def _apply_copy(self, ctx):
+        return invoke_all(registry.get('_copyto'), [self], registry.Params(ctx=ctx))[0]
+
+    def as_nd_ndarray(self):
+        return self
+
+    def tostype(self, stype):
+        if stype != 'default':
+            raise MXNetError(f'sparse storage {stype!r} is not supported; arrays are dense')
+        return self
+
+    def wait_to_read(self):
+        """Block until pending work on this array is done (a stream sync on a GPU)."""
+        if self._ctx.device_type == 'gpu':
+            self._ctx.array_module.cuda.get_current_stream().synchronize()
+
+    wait_to_write = wait_to_read
+
+    # -- autograd -----------------------------------------------------------------------------------
+    def attach_grad(self, grad_req='write', stype=None):
+        """Allocate a zero gradient buffer and mark this array as a variable for autograd."""
+        if stype not in (None, 'default'):
+            raise MXNetError(f'gradient storage {stype!r} is not supported')
+        grad = NDArray(self._ctx.array_module.zeros_like(self._data), self._ctx)
+        autograd.mark_variables([self], [grad], grad_req)
+
+    def detach(self):
+        """The same data, cut off from the autograd graph."""
+        return NDArray(self._data, self._ctx)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Gradients of this array with respect to the marked variables."""
+        autograd.backward([self], None if out_grad is None else [out_grad],
+                          retain_graph=retain_graph, train_mode=train_mode)
+
+    # -- hooks for methods.py -------------------------------------------------------------------
+    def _apply(self, op_name, inputs, attrs, hint):
+        op = registry.get(op_name)
+        params = op.parse_attrs(attrs)
+        outs = invoke_all(op, inputs, params)
+        n = op.num_visible_outputs(params)
+        return outs[0] if n == 1 else outs[:n]
+
+    @classmethod
+    def _function(cls, op_name):
+        return getattr(_OPS, op_name)
+
+    def _coerce(self, other):
+        if isinstance(other, np.ndarray):
+            return array(other, ctx=self._ctx, dtype=self.dtype)
+        return super()._coerce(other)
+
+    # -- in-place arithmetic: writes into this array's buffer -----------------------------------
+    def _inplace(self, result, what):
+        self._check_writable(what)
+        self._data[...] = result._data
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(self + other, '+=')
+
+    def __isub__(self, other):
+        return self._inplace(self - other, '-=')
+
+    def __imul__(self, other):
+        return self._inplace(self * other, '*=')
+
+    def __itruediv__(self, other):
+        return self._inplace(self / other, '/=')
+
+    def __imod__(self, other):
+        return self._inplace(self % other, '%=')
+
+    def _check_writable(self, what):
+        if autograd.is_recording() and self._entry is not None:
+            raise MXNetError(
+                f'{what}: assigning to an NDArray that is already in a computational graph '
+                f'(shape {self.shape}) makes its gradients wrong. Call backward first, or do '
+                'this outside autograd.record().')
+
+    # -- indexing ---------------------------------------------------------------------------------
+    def __getitem__(self, key):
+        key = _unwrap_index(key)
+        if _is_basic(key):
+            if autograd.is_recording() and self._entry is not None:
+                return self._index_with_ops(key, self.ndim)
+            data = self._data[key]
+            if data.ndim == 0 and self.ndim > 0:   # MXNet: a scalar result has shape (1,)
+                data = data.reshape(1)
+            return NDArray(data, self._ctx)
+        if autograd.is_recording() and self._entry is not None:
+            return self._advanced_index_with_ops(key)
+        return NDArray(self._data[key], self._ctx)
+
+    def _advanced_index_with_ops(self, key):
+        """Advanced indexing as ``gather_nd`` so that autograd sees it."""
+        xp = self._ctx.array_module
+        if not isinstance(key, tuple):
+            key = (key,)
+        grids = []
+        for axis, k in enumerate(key):
+            if isinstance(k, slice):
+                k = xp.arange(*k.indices(self.shape[axis]))
+            grids.append(xp.asarray(k))
+        if any(isinstance(k, slice) for k in key) and len(grids) > 1:
+            raise MXNetError('indexing that mixes slices and index arrays is not recorded by '
+                             'autograd; index with arrays on the leading axes only')
+        bcast = xp.broadcast_arrays(*grids)
+        indices = array(xp.stack(bcast), ctx=self._ctx, dtype='int64')
+        return self._apply('gather_nd', [self, indices], {}, 'gather_nd')
+
+    def __setitem__(self, key, value):
+        self._check_writable('x[...] = value')
+        key = _unwrap_index(key)
+        if isinstance(value, NDArray):
+            value = _to_module(value._data, self._ctx)
+        elif isinstance(value, np.ndarray) and self._ctx.device_type == 'gpu':
+            value = self._ctx.array_module.asarray(value)
+        self._data[key] = value
+
+    # -- printing and pickling ------------------------------------------------------------------
+    def __repr__(self):
+        shape = 'x'.join(str(d) for d in self.shape)
+        return f'\n{self.asnumpy()}\n<{type(self).__name__} {shape} @{self._ctx}>'
+
+    __str__ = __repr__
+
+    def __getstate__(self):
+        return {'data': self.asnumpy(), 'ctx': (self._ctx.device_type, self._ctx.device_id)}
+
+    def __setstate__(self, state):
+        ctx = Context(*state['ctx'])
+        self.__init__(_to_module(state['data'], ctx), ctx)
+
+    def __reduce__(self):
+        return (_rebuild, (self.__getstate__(),))
+
+
+def _rebuild(state):
+    arr = NDArray.__new__(NDArray)
+    arr.__setstate__(state)
+    return arr
+
+
+def _unwrap_index(key):
+    if isinstance(key, NDArray):
+        return key._data.astype('int64')
+    if isinstance(key, tuple):
+        return tuple(k._data.astype('int64') if isinstance(k, NDArray) else k for k in key)
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def _is_basic(key):
+    items = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
+               and not isinstance(k, bool) for k in items)
+
+
+def _to_module(data, ctx):
+    """``data`` as an array of ``ctx``'s module (a copy across devices, else as is)."""
+    return transfer(data, ctx, copy=False)
+
+
+# -------------------------------------------------------------------------------------------------
+# Running operators
+# -------------------------------------------------------------------------------------------------
+
+def invoke_all(op, inputs, params, is_train=None):
+    """Run ``op`` on NDArrays; returns all its outputs (hidden ones included) as NDArrays."""
+    names = op.list_inputs(params) if op.variadic is None else None
+    for i, x in enumerate(inputs):
+        if not isinstance(x, NDArray):
+            label = names[i] if names else f'arg{i}'
+            if x is None:
+                raise MXNetError(f'operator {op.name}: input {label!r} is required')
+            raise TypeError(f'operator {op.name}: input {label!r} must be an NDArray, '
+                            f'got {type(x).__name__}')
+    if inputs:
+        ctx = inputs[0]._ctx
+        for x in inputs[1:]:
+            if x._ctx != ctx:
+                raise MXNetError(f'operator {op.name}: inputs are on different contexts '
+                                 f'({ctx} and {x._ctx}); move them with as_in_context')
+    else:
+        ctx = current_context()
+    # an operator's ``ctx`` attribute (creation ops, _copyto) says where its outputs live
+    ctx = params.get('ctx') or ctx
+    datas = [x._data for x in inputs]
+    op.infer_shapes(params, [d.shape for d in datas])
+    op.infer_types(params, [d.dtype for d in datas])
+    if op.train_aware:
+        if is_train is None:
+            is_train = autograd.is_training()
+        result = op.compute(ctx.array_module, params, *datas, is_train=is_train)
+    else:
+        result = op.compute(ctx.array_module, params, *datas)
+    if not isinstance(result, tuple):
+        result = (result,)
+    outs = [NDArray(r, ctx) for r in result]
+    if autograd.is_recording() and any(x._entry is not None for x in inputs):
+        autograd.record_op(op, params, inputs, outs, bool(is_train))
+    return outs
+
+
+def invoke(op, inputs, params, given=None, hint=None, out=None, name=None):
+    """Run ``op`` for a generated ``nd.*`` function: the visible outputs, written to ``out``."""
+    outs = invoke_all(op, inputs, params)
+    visible = outs[:op.num_visible_outputs(params)]
+    if out is not None:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        if len(targets) != len(visible):
+            raise MXNetError(f'operator {op.name}: out= has {len(targets)} arrays for '
+                             f'{len(visible)} outputs')
+        for t, v in zip(targets, visible):
+            if t.shape != v.shape:
+                raise MXNetError(f'operator {op.name}: out= has shape {t.shape}, '
+                                 f'the result has shape {v.shape}')
+            t._check_writable('out=')
+            t._data[...] = v._data
+        return out
+    return visible[0] if len(visible) == 1 else visible
+
+
+# -------------------------------------------------------------------------------------------------
+# Creation and module-level functions
+# -------------------------------------------------------------------------------------------------
+
+def array(source_array, ctx=None, dtype=None):
+    """An NDArray from a nested list, a numpy/cupy array or an NDArray.
+
+    The dtype is ``source_array.dtype`` for an NDArray source and float32 otherwise, as in
+    MXNet (``nd.array(np.arange(3))`` is float32).
+    """
+    if isinstance(source_array, NDArray):
+        dtype = source_array.dtype if dtype is None else dtype
+        source = source_array._data
+    else:
+        source = source_array
+    dtype = np_dtype(DEFAULT_DTYPE if dtype is None else dtype)
+    ctx = ctx or current_context()
+    xp = ctx.array_module
+    if xp is np:
+        if not isinstance(source, np.ndarray) and hasattr(source, 'get'):
+            source = source.get()
+        data = np.array(source, dtype=dtype)
+    else:
+        with xp.cuda.Device(ctx.device_id):
+            data = xp.array(source, dtype=dtype)
+    return NDArray(data, ctx)
+
+
+def from_numpy(ndarray, zero_copy=True):
+    """An NDArray on cpu sharing memory with a C-contiguous numpy array (when zero_copy)."""
+    if zero_copy and isinstance(ndarray, np.ndarray) and ndarray.flags.c_contiguous:
+        return NDArray(ndarray, Context('cpu', 0))
+    return array(ndarray, dtype=ndarray.dtype)
+
+
+def empty(shape, ctx=None, dtype=None):
+    """An uninitialised array (zeros here: numpy's empty would leak stale data into tests)."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    ctx = ctx or current_context()
+    xp = ctx.array_module
+    return NDArray(xp.zeros(shape, dtype=np_dtype(dtype or DEFAULT_DTYPE)), ctx)
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Join arrays along an existing axis (MXNet's legacy helper; same as ``concat``)."""
+    if not arrays:
+        raise MXNetError('concatenate needs at least one array')
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return _OPS.Concat(*arrays, dim=axis)
+
+
+def waitall():
+    """Block until all pending work is done (a device sync on GPUs)."""
+    from .context import _cupy
+    if _cupy is not None:
+        _cupy.cuda.Device().synchronize()
+
+
+def save(fname, data):
+    """Save a list or str->NDArray dict in MXNet's ``.params`` binary format."""
+    from .serialization import save_ndarrays
+    save_ndarrays(fname, data)
+
+
+def load(fname):
+    """Load what ``save`` (or MXNet's ``mx.nd.save``) wrote: a list or a dict of NDArrays."""
+    from .serialization import load_ndarrays
+    return load_ndarrays(fname)
+
+
+def load_frombuffer(buf):
+    """``load`` from bytes in memory."""
+    from .serialization import load_ndarrays_from_bytes
+    return load_ndarrays_from_bytes(buf)
+
+
+_SPACES = frontend.populate(sys.modules[__name__], invoke, extras=('out', 'name'))
+_OPS = _SPACES['op']

@@ -1,0 +1,20 @@
+"""The operator registry and its families, one file each, in the order they build on each other.
+
+``registry.py`` defines OpDef and the table; ``attrs.py`` the typed attributes; ``frontend.py``
+generates ``nd.*``/``sym.*`` functions from the table. Importing this package registers every
+operator.
+"""
+from . import registry
+from .registry import get, find, list_ops, REGISTRY
+
+from . import elemwise      # noqa: F401  unary maths, binary, scalar, comparison
+from . import creation      # noqa: F401  zeros/ones/full/arange, Cast, copies, random
+from . import shape         # noqa: F401  Reshape, Flatten, transpose, slicing, concat, ...
+from . import reduce        # noqa: F401  sum/mean/max/.../norm/argmax, broadcast_to
+from . import indexing      # noqa: F401  take, pick, one_hot, where, gather_nd, sort, topk, ...
+from . import nn            # noqa: F401  FullyConnected, activations, softmax, Dropout, dot, ...
+from . import conv          # noqa: F401  Convolution, Deconvolution, Pooling, UpSampling
+from . import norm          # noqa: F401  BatchNorm, LayerNorm, InstanceNorm, GroupNorm, ...
+from . import rnn           # noqa: F401  the fused RNN and its parameter packing
+
+__all__ = ['registry', 'get', 'find', 'list_ops', 'REGISTRY']

@@ -1,0 +1,191 @@
+"""Generates the Python functions of ``nd.*`` and ``sym.*`` from the registry.
+
+Each function is a closure with a real ``inspect.Signature`` (inputs, then attributes in MXNet's
+order, then the frontend's keyword arguments), so IDEs, ``help()`` and linters see it. Arguments
+bind the way MXNet's generated functions bind them: positionally in that order, or by keyword.
+
+Where a function lands follows MXNet: ``_contrib_X`` in ``contrib``, ``_random_X`` in
+``random``, ``_linalg_X`` in ``linalg``, ``_image_X`` in ``image``, other names starting with
+``_`` in ``_internal``, the rest at the top. ``op`` holds every name, canonical and alias; it
+is the ``F`` that gradient functions receive.
+"""
+import inspect
+import sys
+import types
+
+from ..base import AttributeParseError, MXNetError
+from . import registry
+
+__all__ = ['Null', 'make_function', 'populate', 'exposure', 'bind_arguments']
+
+_SPACES = (('_contrib_', 'contrib'), ('_linalg_', 'linalg'), ('_random_', 'random'),
+           ('_image_', 'image'), ('_sparse_', 'sparse'))
+SUBMODULES = ('contrib', 'linalg', 'random', 'image', 'sparse', '_internal', 'op')
+
+
+class _NullType:
+    """The default of an attribute that was not given (MXNet's ``_Null``)."""
+
+    def __repr__(self):
+        return '_Null'
+
+    def __bool__(self):
+        return False
+
+
+Null = _NullType()
+
+
+def exposure(name):
+    """(namespace, python name) under which MXNet exposes the operator name ``name``."""
+    for prefix, space in _SPACES:
+        if name.startswith(prefix):
+            return space, name[len(prefix):]
+    if name.startswith('_'):
+        return '_internal', name
+    return '', name
+
+
+def _signature(op, extras):
+    P = inspect.Parameter
+    params = []
+    if op.variadic is not None:
+        params.append(P('data', P.VAR_POSITIONAL))
+        kind = P.KEYWORD_ONLY
+    else:
+        kind = P.POSITIONAL_OR_KEYWORD
+        params.extend(P(n, kind, default=None) for n in op.inputs)
+    for key, attr in op.attrs.items():
+        default = Null if attr.default is registry.REQUIRED else attr.default
+        params.append(P(key, kind, default=default))
+    params.extend(P(n, P.KEYWORD_ONLY, default=None) for n in extras)
+    return inspect.Signature(params)
+
+
+def bind_arguments(op, args, kwargs, extras, pyname=None):
+    """Split a call's arguments into (inputs, params, given attributes, extras).
+
+    ``inputs`` follows ``op.list_inputs(params)``, with None where an input was not given.
+    ``given`` holds the attributes passed explicitly, which is what a Symbol records in JSON.
+    """
+    pyname = pyname or op.name
+    extra_values = {k: kwargs.pop(k) for k in extras if k in kwargs}
+    given_inputs, given = {}, {}
+    if op.variadic is not None:
+        inputs = list(args)
+        for key, value in kwargs.items():
+            if key not in op.attrs:
+                raise _unknown_argument(op, key, pyname)
+            given[key] = value
+        if op.variadic not in given:
+            given[op.variadic] = len(inputs)
+    else:
+        names = op.inputs + tuple(op.attrs)
+        if len(args) > len(names):
+            raise TypeError(f'{pyname}() takes at most {len(names)} positional arguments '
+                            f'({", ".join(names)}), {len(args)} given')
+        for key, value in zip(names, args):
+            (given_inputs if key in op.inputs else given)[key] = value
+        for key, value in kwargs.items():
+            if key in given_inputs or key in given:
+                raise TypeError(f'{pyname}() got multiple values for argument {key!r}')
+            if key in op.inputs:
+                given_inputs[key] = value
+            elif key in op.attrs:
+                given[key] = value
+            else:
+                raise _unknown_argument(op, key, pyname)
+    given = {k: v for k, v in given.items() if v is not Null}
+    params = op.parse_attrs(given)
+    if op.variadic is None:
+        names = op.list_inputs(params)
+        stray = [k for k, v in given_inputs.items() if v is not None and k not in names]
+        if stray:
+            raise AttributeParseError(
+                f'operator {op.name}: input(s) {", ".join(stray)} given, but with these '
+                f'attributes it takes only {", ".join(names)}')
+        inputs = [given_inputs.get(n) for n in names]
+    return inputs, params, given, extra_values
+
+
+def _unknown_argument(op, key, pyname):
+    inputs = ', '.join(op.inputs) or ('*data' if op.variadic else '(none)')
+    return AttributeParseError(
+        f'{pyname}() got an unexpected argument {key!r}. Operator {op.name} takes inputs '
+        f'{inputs}; attributes: {op.describe_attrs()}')
+
+
+def make_function(op, pyname, invoke, extras):
+    """The frontend function of ``op`` under ``pyname``: binds, then ``invoke(op, ...)``.
+
+    ``invoke(op, inputs, params, given, hint, **extras)`` is the backend's (NDArray or Symbol).
+    The naming hint of a Symbol is the called name in lower case, as in MXNet
+    (``sym.FullyConnected`` -> ``fullyconnected0``, ``sym._Plus`` -> ``_plus0``).
+    """
+    hint = pyname.lower()
+    array_form = getattr(op, 'array_form', None)
+
+    def function(*args, **kwargs):
+        if array_form is not None and _has_array_attr(op, args, kwargs):
+            target = registry.get(array_form)
+            inputs, params, given, extra = bind_arguments(target, args, kwargs, extras, pyname)
+            return invoke(target, inputs, params, given, hint, **extra)
+        inputs, params, given, extra = bind_arguments(op, args, kwargs, extras, pyname)
+        return invoke(op, inputs, params, given, hint, **extra)
+
+    function.__name__ = pyname
+    function.__qualname__ = pyname
+    function.__signature__ = _signature(op, extras)
+    function.__doc__ = _docstring(op, pyname)
+    function.op = op
+    return function
+
+
+def _has_array_attr(op, args, kwargs):
+    values = list(args) + list(kwargs.values())
+    return any(hasattr(v, '_is_hybrid_value') for v in values)
+
+
+def _docstring(op, pyname):
+    lines = [(op.doc or f'The {op.name} operator.').strip(), '']
+    if pyname != op.name:
+        lines += [f'Operator ``{op.name}`` (called here as ``{pyname}``).', '']
+    lines += ['Parameters', '----------']
+    for n in (('*data',) if op.variadic else op.inputs):
+        lines += [f'{n} : NDArray or Symbol', '    An input.']
+    for key, attr in op.attrs.items():
+        lines += [f'{key} : {attr.describe()}']
+        if attr.doc:
+            lines += [f'    {attr.doc}']
+    return '\n'.join(lines)
+
+
+def populate(module, invoke, extras):
+    """Fill ``module`` (``hybridlib.ndarray`` or ``hybridlib.symbol``) with operator functions.
+
+    Creates its submodules (``contrib``, ``random``, ``_internal``, ``op``, ...) and registers
+    them in ``sys.modules`` so ``from hybridlib.ndarray import contrib`` works.
+    """
+    spaces = {'': module}
+    for space in SUBMODULES:
+        full = f'{module.__name__}.{space}'
+        sub = sys.modules.get(full) or types.ModuleType(full, f'{space} operators')
+        sys.modules[full] = sub
+        setattr(module, space, sub)
+        spaces[space] = sub
+    for name in registry.all_names():
+        op = registry.find(name)
+        space, pyname = exposure(name)
+        fn = make_function(op, pyname, invoke, extras)
+        target = spaces[space]
+        if not hasattr(target, pyname) or getattr(getattr(target, pyname), 'op', None):
+            setattr(target, pyname, fn)
+        setattr(spaces['op'], name, fn)
+    return spaces
+
+
+def check_no_clash(module, names):
+    """Guard: a generated function must never shadow a handwritten frontend name."""
+    clash = [n for n in names if getattr(getattr(module, n, None), 'op', None) is not None]
+    if clash:
+        raise MXNetError(f'operators shadow frontend functions of {module.__name__}: {clash}')

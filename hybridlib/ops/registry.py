@@ -1,0 +1,340 @@
+"""The operator registry: every operator defined once, under MXNet's name.
+
+An ``OpDef`` is MXNet's operator attribute checklist as data:
+
+=================  ==========================================================================
+``inputs``         input names (``list_inputs(attrs)`` when they depend on attributes, as
+                   FullyConnected's ``bias`` on ``no_bias``); ``variadic`` names the attribute
+                   that counts a variable number of inputs (``num_args``)
+``aux``            inputs that the operator mutates (BatchNorm's running statistics)
+``attrs``          typed attributes (``attrs.py``), in MXNet's order
+``num_outputs``    all outputs, hidden ones included; ``num_visible_outputs`` those a Symbol
+                   lists; ``output_names`` their suffixes (``output``, ``mean``, ``var``)
+``compute``        ``compute(xp, attrs, *inputs)``: one body for numpy and cupy
+``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
+                   which 0 is an unknown dimension, or None when nothing is known
+``infer_type``     ``(attrs, *dtypes) -> (input dtypes, output dtypes)``, None when unknown
+``gradient``       ``(F, attrs, inputs, outputs, ograds) -> input gradients``, written with the
+                   registered operators of ``F`` so that imperative autograd and the graph
+                   backward share it (an ograd is None when no gradient reaches that output)
+``train_aware``    compute and gradient take ``is_train`` (Dropout, BatchNorm)
+``random``         draws random numbers (so two calls differ)
+``inplace``        (input, output) pairs whose buffers may be shared
+=================  ==========================================================================
+
+``nd.*`` and ``sym.*`` are generated from this table (``frontend.py``), and so is everything
+else that needs to know about an operator.
+"""
+import difflib
+import functools
+
+from ..base import AttributeParseError, MXNetError, ShapeError, DTypeError, np_dtype
+from .attrs import REQUIRED, Attr, parse_error
+
+__all__ = ['OpDef', 'Params', 'register', 'register_op', 'get', 'find', 'list_ops', 'REGISTRY',
+           'same_shape', 'same_dtype', 'merge_shape', 'known', 'broadcast_shape',
+           'zero_gradient', 'normalize_axis', 'unknown_op_error']
+
+REGISTRY = {}      # canonical name -> OpDef
+_BY_NAME = {}      # canonical names and aliases -> OpDef
+
+
+class Params(dict):
+    """The parsed attributes of one operator call; reads as ``attrs.kernel`` or ``attrs['kernel']``."""
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape and dtype helpers for inference functions
+# ---------------------------------------------------------------------------------------------
+
+def known(shape):
+    """True when every dimension of ``shape`` is known."""
+    return shape is not None and 0 not in shape
+
+
+def merge_shape(a, b, what='shape'):
+    """The most specific shape agreeing with both partial shapes; ShapeError on a conflict."""
+    if a is None:
+        return None if b is None else tuple(b)
+    if b is None:
+        return tuple(a)
+    if len(a) != len(b):
+        raise ShapeError(f'{what}: {tuple(a)} and {tuple(b)} have different ranks')
+    out = []
+    for x, y in zip(a, b):
+        if x and y and x != y:
+            raise ShapeError(f'{what}: expected {tuple(a)}, got {tuple(b)}')
+        out.append(x or y)
+    return tuple(out)
+
+
+def broadcast_shape(a, b):
+    """numpy broadcasting of two (partial) shapes; unknown dims stay unknown unless forced."""
+    if a is None or b is None:
+        return None
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x == 0 or y == 0:
+            out.append(x or y)
+        elif x == y:
+            out.append(x)
+        else:
+            raise ShapeError(f'shapes {a} and {b} cannot be broadcast together')
+    return tuple(out)
+
+
+def normalize_axis(axis, ndim, what='axis'):
+    """A non-negative axis index; ShapeError when out of range."""
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f'{what}={axis} is out of range for {ndim}-d input')
+    return axis % ndim
+
+
+def same_shape(attrs, *shapes):
+    """Default shape inference: all inputs and the outputs share one shape."""
+    merged = None
+    for s in shapes:
+        merged = merge_shape(merged, s, 'inputs must have the same shape')
+    return [merged] * len(shapes), [merged]
+
+
+def same_dtype(attrs, *dtypes):
+    """Default dtype inference: all inputs and outputs share one dtype."""
+    merged = None
+    for d in dtypes:
+        if d is not None:
+            if merged is not None and d != merged:
+                raise DTypeError(f'inputs must have the same dtype, got {merged.name} and {d.name}')
+            merged = d
+    return [merged] * len(dtypes), [merged]
+
+
+def zero_gradient(F, attrs, inputs, outputs, ograds, **_):
+    """The gradient of a piecewise-constant operator: nothing flows back."""
+    return [None] * len(inputs)
+
+
+# ---------------------------------------------------------------------------------------------
+# OpDef
+# ---------------------------------------------------------------------------------------------
+
+class OpDef:
+    """One operator. See the module docstring for what each field means."""
+
+    def __init__(self, name, *, compute, gradient, inputs=(), list_inputs=None, variadic=None,
+                 aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
+                 infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
+                 inplace=(), aliases=(), check=None, hint=None, array_form=None, doc=''):
+        self.name = name
+        self.inputs = tuple(inputs)
+        self._list_inputs = list_inputs
+        self.variadic = variadic
+        self.aux = tuple(aux)
+        self.attrs = dict(attrs or {})
+        for key, attr in self.attrs.items():
+            if not isinstance(attr, Attr):
+                raise TypeError(f'{name}.{key}: attributes must be Attr instances')
+        self._num_outputs = num_outputs
+        self._num_visible = num_visible_outputs
+        self._output_names = output_names
+        self.compute = compute
+        self.infer_shape = infer_shape
+        self.infer_type = infer_type
+        self.gradient = gradient
+        self.train_aware = train_aware
+        self.random = random
+        self.inplace = tuple(inplace)
+        self.aliases = tuple(aliases)
+        self.check = check
+        self.array_form = array_form      # op to call when attributes are given as arrays
+        self.hint = hint or name.lower()
+        self.doc = doc or ''
+        self.defaults = Params((k, a.default) for k, a in self.attrs.items()
+                               if a.default is not REQUIRED)
+        self.required = tuple(k for k, a in self.attrs.items() if a.default is REQUIRED)
+
+    def __repr__(self):
+        return f'<OpDef {self.name}>'
+
+    # -- attributes ---------------------------------------------------------------------------
+    def parse_attrs(self, given):
+        """Typed Params from a dict of Python values or MXNet attribute strings."""
+        params = Params(self.defaults)
+        for key, value in given.items():
+            attr = self.attrs.get(key)
+            if attr is None:
+                raise self.unknown_attr_error(key)
+            try:
+                params[key] = attr.parse(value)
+            except (ValueError, TypeError, MXNetError) as err:
+                raise parse_error(self.name, key, value, attr, err) from None
+        missing = [k for k in self.required if k not in params]
+        if missing:
+            raise AttributeParseError(
+                f'operator {self.name}: required attribute(s) {", ".join(missing)} not given; '
+                f'attributes: {self.describe_attrs()}')
+        if self.check is not None:
+            try:
+                self.check(params)
+            except (ValueError, TypeError) as err:
+                raise AttributeParseError(f'operator {self.name}: {err}') from None
+        return params
+
+    def format_attrs(self, given):
+        """MXNet attribute strings of the attributes given explicitly (what JSON stores)."""
+        return {k: self.attrs[k].format(v) for k, v in given.items() if v is not None
+                or self.attrs[k].optional}
+
+    def describe_attrs(self):
+        if not self.attrs:
+            return '(none)'
+        return '; '.join(f'{k} ({a.describe()})' for k, a in self.attrs.items())
+
+    def unknown_attr_error(self, key):
+        return AttributeParseError(
+            f'operator {self.name} has no attribute {key!r}; its attributes are: '
+            f'{self.describe_attrs()}')
+
+    # -- inputs and outputs -------------------------------------------------------------------
+    def list_inputs(self, params):
+        """Input names for these attributes (aux inputs included, in MXNet's order)."""
+        if self.variadic is not None:
+            count = params.get(self.variadic, 0)
+            return tuple(f'arg{i}' for i in range(count))
+        if self._list_inputs is not None:
+            return tuple(self._list_inputs(params))
+        return self.inputs
+
+    def aux_indices(self, params):
+        names = self.list_inputs(params)
+        return tuple(i for i, n in enumerate(names) if n in self.aux)
+
+    def num_outputs(self, params):
+        n = self._num_outputs
+        return n(params) if callable(n) else n
+
+    def num_visible_outputs(self, params):
+        n = self._num_visible
+        if n is None:
+            return self.num_outputs(params)
+        return n(params) if callable(n) else n
+
+    def output_names(self, params):
+        if self._output_names is not None:
+            return list(self._output_names(params))
+        n = self.num_visible_outputs(params)
+        return ['output'] if n == 1 else [f'output{i}' for i in range(n)]
+
+    # -- inference with the context an error message needs -----------------------------------
+    def infer_shapes(self, params, shapes, node=None):
+        """Run ``infer_shape``; errors name the operator, the node and every input shape."""
+        try:
+            ins, outs = self.infer_shape(params, *shapes)
+        except ShapeError as err:
+            raise ShapeError(self._context(params, node, shapes, 'shape') + str(err)) from None
+        except (IndexError, TypeError, ValueError, ZeroDivisionError) as err:
+            raise ShapeError(self._context(params, node, shapes, 'shape') +
+                             f'{type(err).__name__}: {err}') from None
+        return list(ins), list(outs)
+
+    def infer_types(self, params, dtypes, node=None):
+        """Run ``infer_type`` with the same error context as ``infer_shapes``."""
+        try:
+            ins, outs = self.infer_type(params, *dtypes)
+        except (DTypeError, TypeError, ValueError) as err:
+            names = [getattr(d, 'name', d) for d in dtypes]
+            raise DTypeError(self._context(params, node, names, 'dtype') + str(err)) from None
+        return list(ins), [np_dtype(d) for d in outs]
+
+    def _context(self, params, node, values, kind):
+        where = f'{node} ({self.name})' if node and node != self.name else self.name
+        names = self.list_inputs(params)
+        parts = []
+        for i, v in enumerate(values):
+            label = names[i] if i < len(names) else f'input{i}'
+            parts.append(f'{label}={tuple(v) if isinstance(v, (list, tuple)) else v}')
+        return f'Error in operator {where}: input {kind}s [{", ".join(parts)}]: '
+
+
+def register_op(op):
+    """Add an OpDef under its name and aliases; a name may be defined only once."""
+    for name in (op.name,) + op.aliases:
+        if name in _BY_NAME:
+            raise MXNetError(f'operator name {name!r} is registered twice '
+                             f'({_BY_NAME[name].name} and {op.name})')
+        _BY_NAME[name] = op
+    REGISTRY[op.name] = op
+    return op
+
+
+_OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
+                 'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
+                 'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
+                 'array_form'}
+
+
+def register(name, **options):
+    """Class decorator: the class body is the operator's namespace of fields and functions.
+
+    ::
+
+        @register('relu')
+        class relu:
+            def compute(xp, attrs, data): ...
+            def gradient(F, attrs, inputs, outputs, ograds): ...
+
+    The decorated name becomes the OpDef.
+    """
+    def wrap(cls):
+        spec = {k: v for k, v in vars(cls).items() if not k.startswith('__')}
+        spec.update(options)
+        unknown = set(spec) - _OPDEF_FIELDS
+        if unknown:
+            raise TypeError(f'@register({name!r}): {sorted(unknown)} are not OpDef fields; '
+                            'put helper functions at module level')
+        return register_op(OpDef(name, doc=cls.__doc__ or '', **spec))
+    return wrap
+
+
+def find(name):
+    """The OpDef registered under ``name`` (canonical or alias), or None."""
+    return _BY_NAME.get(name)
+
+
+def get(name):
+    """The OpDef registered under ``name``; a clear MXNetError when there is none."""
+    op = _BY_NAME.get(name)
+    if op is None:
+        raise unknown_op_error(name)
+    return op
+
+
+def unknown_op_error(name, where=''):
+    close = difflib.get_close_matches(name, list(_BY_NAME), n=3)
+    hint = f' Did you mean {", ".join(close)}?' if close else ''
+    return MXNetError(f'{where}unknown operator {name!r}.{hint} hybridlib supports '
+                      f'{len(REGISTRY)} operators: {", ".join(sorted(REGISTRY))}')
+
+
+def list_ops():
+    """Canonical names of all registered operators."""
+    return sorted(REGISTRY)
+
+
+@functools.lru_cache(maxsize=None)
+def all_names():
+    return tuple(sorted(_BY_NAME))

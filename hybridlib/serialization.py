@@ -1,0 +1,211 @@
+"""MXNet's binary NDArray list format (``.params`` files, ``nd.save``/``nd.load``).
+
+Layout (little-endian; see the project's FORMAT notes)::
+
+    u64 0x112, u64 0, u64 count, count x array, u64 n_names, n_names x (u64 len, utf-8 bytes)
+    array := u32 magic, i32 stype, i32 ndim, ndim x i64 dims, i32 dev_type, i32 dev_id,
+             i32 type_flag, raw C-order data
+
+Arrays are written with magic 0xF993FAC9 (MXNet's V2), or 0xF993FACA (V3, numpy shape rules)
+for the shapes only that allows: 0-d and zero-size. The reader also takes MXNet's V1 and
+pre-V1 layouts. Files are written to a temporary file and renamed, so a failed save never
+destroys the previous file. No pickle anywhere.
+"""
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+from .base import MXNetError, NotSupportedError, dtype_to_flag, flag_to_dtype
+
+__all__ = ['save_ndarrays', 'load_ndarrays', 'load_ndarrays_from_bytes', 'dumps_ndarrays',
+           'atomic_write']
+
+LIST_MAGIC = 0x112
+V1_MAGIC = 0xF993FAC8
+V2_MAGIC = 0xF993FAC9
+V3_MAGIC = 0xF993FACA
+
+
+def atomic_write(fname, payload):
+    """Write bytes to ``fname`` through a temporary file in the same folder and a rename."""
+    fname = os.fspath(fname)
+    folder = os.path.dirname(os.path.abspath(fname))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(fname) + '.', suffix='.tmp', dir=folder)
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, fname)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+# -------------------------------------------------------------------------------------------------
+# Writing
+# -------------------------------------------------------------------------------------------------
+
+def _encode_array(data):
+    """One dense array record from a numpy array."""
+    data = np.ascontiguousarray(data)
+    flag = dtype_to_flag(data.dtype)
+    magic = V3_MAGIC if data.ndim == 0 or 0 in data.shape else V2_MAGIC
+    head = struct.pack('<Iii', magic, 0, data.ndim)
+    head += struct.pack(f'<{data.ndim}q', *data.shape)
+    head += struct.pack('<iii', 1, 0, flag)
+    return head + data.astype(data.dtype.newbyteorder('<'), copy=False).tobytes()
+
+
+def dumps_ndarrays(data):
+    """The bytes of ``nd.save(fname, data)`` for a list or a str->NDArray dict."""
+    from .ndarray import NDArray
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, dict):
+        names = list(data)
+        arrays = [data[k] for k in names]
+        for k in names:
+            if not isinstance(k, str):
+                raise TypeError(f'save: dict keys must be strings, got {k!r}')
+    elif isinstance(data, (list, tuple)):
+        names, arrays = [], list(data)
+    else:
+        raise TypeError(f'save takes an NDArray, a list of NDArrays or a dict of them, '
+                        f'not {type(data).__name__}')
+    for i, a in enumerate(arrays):
+        if not isinstance(a, NDArray):
+            label = names[i] if names else f'item {i}'
+            raise TypeError(f'save: {label} is a {type(a).__name__}, not an NDArray')
+    parts = [struct.pack('<QQQ', LIST_MAGIC, 0, len(arrays))]
+    parts += [_encode_array(a.asnumpy()) for a in arrays]
+    parts.append(struct.pack('<Q', len(names)))
+    for name in names:
+        raw = name.encode('utf-8')
+        parts.append(struct.pack('<Q', len(raw)) + raw)
+    return b''.join(parts)
+
+
+def save_ndarrays(fname, data):
+    """``nd.save``: write ``data`` atomically to ``fname``."""
+    atomic_write(fname, dumps_ndarrays(data))
+
+
+# -------------------------------------------------------------------------------------------------
+# Reading
+# -------------------------------------------------------------------------------------------------
+
+class _Reader:
+    """A cursor over the bytes that names what it was reading when the file ends early."""
+
+    def __init__(self, buf, source):
+        self.buf = memoryview(buf)
+        self.pos = 0
+        self.source = source
+
+    def take(self, n, what):
+        if self.pos + n > len(self.buf):
+            raise MXNetError(
+                f'{self.source}: the file is truncated or corrupt: {what} needs {n} bytes at '
+                f'offset {self.pos}, but the file has {len(self.buf)} bytes')
+        chunk = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def unpack(self, fmt, what):
+        size = struct.calcsize(fmt)
+        return struct.unpack(fmt, self.take(size, what))
+
+
+def _read_shape(r, what, legacy_ndim=None):
+    if legacy_ndim is not None:     # pre-V1: the magic was the ndim; dims are u32
+        return r.unpack(f'<{legacy_ndim}I', what)
+    (ndim,) = r.unpack('<i', what)
+    if ndim < 0 or ndim > 32:
+        raise MXNetError(f'{r.source}: corrupt file: {what} has {ndim} dimensions')
+    return r.unpack(f'<{ndim}q', what)
+
+
+def _read_array(r, i):
+    what = f'array {i}'
+    (magic,) = r.unpack('<I', f'the header of {what}')
+    if magic in (V2_MAGIC, V3_MAGIC):
+        (stype,) = r.unpack('<i', f'the storage type of {what}')
+        if stype != 0:
+            kind = {1: 'row_sparse', 2: 'csr'}.get(stype, f'type {stype}')
+            raise NotSupportedError(f'{r.source}: {what} is stored as {kind}; hybridlib reads '
+                                    'dense arrays only (save it dense with tostype("default"))')
+        shape = _read_shape(r, f'the shape of {what}')
+        if not shape and magic == V2_MAGIC:
+            return None        # MXNet's legacy rules: ndim 0 is an empty record
+    elif magic == V1_MAGIC:
+        shape = _read_shape(r, f'the shape of {what}')
+        if not shape:
+            return None
+    elif magic <= 32:
+        shape = _read_shape(r, f'the shape of {what}', legacy_ndim=magic)
+        if not shape:
+            return None
+    else:
+        raise MXNetError(f'{r.source}: corrupt file: {what} starts with 0x{magic:08X}, which '
+                         'is not an NDArray magic number')
+    if any(d < 0 for d in shape):
+        raise MXNetError(f'{r.source}: corrupt file: {what} has shape {shape}')
+    dev_type, _dev_id = r.unpack('<ii', f'the context of {what}')
+    if dev_type not in (1, 2, 3, 5):
+        raise MXNetError(f'{r.source}: corrupt file: {what} has device type {dev_type}')
+    (flag,) = r.unpack('<i', f'the dtype of {what}')
+    try:
+        dtype = flag_to_dtype(flag)
+    except MXNetError as err:
+        raise MXNetError(f'{r.source}: {what}: {err}') from None
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = r.take(count * dtype.itemsize, f'the data of {what} (shape {shape}, {dtype.name})')
+    return np.frombuffer(raw, dtype=dtype.newbyteorder('<')).astype(dtype).reshape(shape)
+
+
+def load_ndarrays_from_bytes(buf, source='<buffer>'):
+    """Parse the bytes of an ``nd.save`` file: a list, or a dict when the file has names."""
+    from .context import cpu
+    from .ndarray import NDArray
+    r = _Reader(buf, source)
+    magic, _reserved = r.unpack('<QQ', 'the file header')
+    if magic != LIST_MAGIC:
+        raise MXNetError(f'{source}: not an MXNet NDArray file (magic 0x{magic:X}, expected '
+                         f'0x{LIST_MAGIC:X})')
+    (count,) = r.unpack('<Q', 'the array count')
+    if count > len(buf):
+        raise MXNetError(f'{source}: corrupt file: it claims {count} arrays')
+    datas = [_read_array(r, i) for i in range(count)]
+    (n_names,) = r.unpack('<Q', 'the name count')
+    if n_names not in (0, count):
+        raise MXNetError(f'{source}: corrupt file: {n_names} names for {count} arrays')
+    names = []
+    for i in range(n_names):
+        (length,) = r.unpack('<Q', f'the length of name {i}')
+        raw = r.take(length, f'name {i}')
+        try:
+            names.append(bytes(raw).decode('utf-8'))
+        except UnicodeDecodeError:
+            raise MXNetError(f'{source}: corrupt file: name {i} is not UTF-8') from None
+    if r.pos != len(r.buf):
+        raise MXNetError(f'{source}: corrupt file: {len(r.buf) - r.pos} unexpected bytes '
+                         'after the last name')
+    arrays = [None if d is None else NDArray(d, cpu()) for d in datas]
+    if names:
+        return dict(zip(names, arrays))
+    return arrays
+
+
+def load_ndarrays(fname):
+    """``nd.load``: read a file written by ``nd.save`` or by MXNet."""
+    fname = os.fspath(fname)
+    try:
+        with open(fname, 'rb') as f:
+            buf = f.read()
+    except OSError as err:
+        raise MXNetError(f'cannot read NDArray file {fname!r}: {err}') from None
+    return load_ndarrays_from_bytes(buf, fname)

@@ -1,0 +1,846 @@
+"""Symbol: a graph of operator calls, in MXNet's JSON format.
+
+A graph is made of ``Node``s: a variable (``op is None``) or one call of a registered operator
+with its parsed attributes and input entries ``(node, output index)``. A ``Symbol`` is a list
+of such entries (its outputs). Calling a ``sym.*`` function adds a node; the operator functions
+of this module are generated from the registry at the end of this file, the methods shared with
+NDArray live in ``methods.py``, and execution (``eval``, ``bind``) lives in ``executor.py``.
+
+Each node also carries *hints*: the shapes and dtypes its outputs are known to have, inferred
+from its inputs when it is created. They make ``a + b`` broadcast as on NDArrays, let
+``x.shape`` answer on a Symbol whose inputs have shapes, and report a shape error on the line
+that composed the bad call. Graph-wide inference (``infer_shape``) does not depend on them.
+"""
+import json
+import sys
+import threading
+
+import numpy as np
+
+from . import attribute, name as _name
+from .base import (AttributeParseError, DTypeError, MXNetError, ShapeError, dtype_to_flag,
+                   flag_to_dtype, np_dtype)
+from .methods import ArrayMethods
+from .ops import frontend, registry
+from .ops.attrs import format_value
+from .ops.registry import known, merge_shape
+
+__all__ = ['Symbol', 'Node', 'var', 'Variable', 'Group', 'load', 'load_json', 'fromjson',
+           'invoke', 'MXNET_VERSION']
+
+MXNET_VERSION = 10901
+# attribute keys that older MXNet versions wrote without the __ __ around them
+_HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage')
+
+
+class Node:
+    """One node of a graph: a variable (``op is None``) or an operator call."""
+    __slots__ = ('op', 'name', 'params', 'attrs', 'user_attrs', 'inputs', 'shapes', 'dtypes',
+                 '__weakref__')
+
+    def __init__(self, op, name, params=None, attrs=None, user_attrs=None, inputs=()):
+        self.op = op                          # OpDef, or None for a variable
+        self.name = name
+        self.params = params                  # parsed attributes (op nodes)
+        self.attrs = attrs or {}              # op attribute strings given explicitly
+        self.user_attrs = user_attrs or {}    # __shape__, __init__, __lr_mult__, ctx_group, ...
+        self.inputs = list(inputs)            # entries (node, output index)
+        self.shapes = None                    # per-output shape hints
+        self.dtypes = None                    # per-output dtype hints
+
+    is_train = None
+
+    def __repr__(self):
+        return f'<Node {self.op.name if self.op else "null"} {self.name}>'
+
+    @property
+    def num_outputs(self):
+        return 1 if self.op is None else self.op.num_outputs(self.params)
+
+    @property
+    def num_visible_outputs(self):
+        return 1 if self.op is None else self.op.num_visible_outputs(self.params)
+
+    def output_name(self, index):
+        if self.op is None:
+            return self.name
+        names = self.op.output_names(self.params)
+        suffix = names[index] if index < len(names) else f'output{index}'
+        return f'{self.name}_{suffix}'
+
+    def all_attrs(self):
+        merged = dict(self.attrs)
+        merged.update(self.user_attrs)
+        return merged
+
+    def aux_inputs(self):
+        """Entries of the inputs this node mutates (BatchNorm's running statistics)."""
+        if self.op is None or not self.op.aux:
+            return []
+        return [self.inputs[i] for i in self.op.aux_indices(self.params)]
+
+    def infer_hints(self):
+        """Fill this node's shape/dtype hints from its inputs' (errors name the node)."""
+        if self.op is None:
+            shape = self.user_attrs.get('__shape__')
+            self.shapes = [_parse_shape(shape) if shape else None]
+            flag = self.user_attrs.get('__dtype__')
+            self.dtypes = [flag_to_dtype(flag) if flag is not None else None]
+            return
+        n = self.num_outputs
+        in_shapes = [hint_shape(e) for e in self.inputs]
+        if self.inputs and all(s is None for s in in_shapes):
+            self.shapes = [None] * n
+        else:
+            self.shapes = list(self.op.infer_shapes(self.params, in_shapes, self.name)[1])
+        in_dtypes = [hint_dtype(e) for e in self.inputs]
+        if self.inputs and all(d is None for d in in_dtypes):
+            self.dtypes = [None] * n
+        else:
+            self.dtypes = list(self.op.infer_types(self.params, in_dtypes, self.name)[1])
+
+
+def _parse_shape(text):
+    return tuple(int(d) for d in text.strip('()[] ').replace(',', ' ').split())
+
+
+# A temporary view of shapes for entries (graph inference results) that overrides node hints,
+# used while building a backward graph for known input shapes without touching shared nodes.
+_hint_env = threading.local()
+
+
+def hint_shape(entry):
+    env = getattr(_hint_env, 'shapes', None)
+    if env is not None and entry in env:
+        return env[entry]
+    node, index = entry
+    if node.shapes is None:
+        node.infer_hints()
+    return node.shapes[index] if index < len(node.shapes) else None
+
+
+def hint_dtype(entry):
+    env = getattr(_hint_env, 'dtypes', None)
+    if env is not None and entry in env:
+        return env[entry]
+    node, index = entry
+    if node.dtypes is None:
+        node.infer_hints()
+    return node.dtypes[index] if index < len(node.dtypes) else None
+
+
+class hints_from:
+    """``with hints_from(shapes, dtypes):`` makes graph-inference results the shape hints."""
+
+    def __init__(self, shapes, dtypes=None):
+        self._shapes = shapes
+        self._dtypes = dtypes
+
+    def __enter__(self):
+        self._saved = (getattr(_hint_env, 'shapes', None), getattr(_hint_env, 'dtypes', None))
+        _hint_env.shapes, _hint_env.dtypes = self._shapes, self._dtypes
+        return self
+
+    def __exit__(self, *exc):
+        _hint_env.shapes, _hint_env.dtypes = self._saved
+
+
+def topo_nodes(entries):
+    """Nodes reachable from ``entries``, inputs before their users, in MXNet's order."""
+    from .autograd import topo_order
+    return topo_order([e[0] for e in entries])
+
+
+class Symbol(ArrayMethods):
+    """A symbolic value: one or more outputs of a graph (as ``mxnet.sym.Symbol``)."""
+    __slots__ = ('_outputs', '__weakref__')
+    _is_hybrid_value = True
+
+    def __init__(self, outputs):
+        self._outputs = list(outputs)
+
+    # -- naming and attributes --------------------------------------------------------------------
+    @property
+    def name(self):
+        """The name of the node behind this symbol (None for a group of several nodes)."""
+        nodes = {id(e[0]) for e in self._outputs}
+        return self._outputs[0][0].name if len(nodes) == 1 else None
+
+    def _head(self):
+        if len({id(e[0]) for e in self._outputs}) != 1:
+            raise MXNetError('this operation needs a symbol of one node, not a group')
+        return self._outputs[0][0]
+
+    def attr(self, key):
+        """The string attribute ``key`` of this symbol's node, or None."""
+        nodes = {id(e[0]) for e in self._outputs}
+        if len(nodes) != 1:
+            return None
+        return self._outputs[0][0].all_attrs().get(key)
+
+    def list_attr(self, recursive=False):
+        """Attributes of this symbol's node (of every node, keyed ``name$key``, if recursive)."""
+        if recursive:
+            return {f'{n.name}${k}': v for n in topo_nodes(self._outputs)
+                    for k, v in n.all_attrs().items()}
+        return self._head().all_attrs()
+
+    def attr_dict(self):
+        """``{node name: {key: value}}`` for every node that has attributes."""
+        return {n.name: n.all_attrs() for n in topo_nodes(self._outputs) if n.all_attrs()}
+
+    def _set_attr(self, **kwargs):
+        node = self._head()
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
+                raise ValueError(f'attribute {key!r} must be a string, got {value!r}')
+            if node.op is not None and key in node.op.attrs:
+                node.attrs[key] = value
+                node.params = node.op.parse_attrs(node.attrs)
+            else:
+                node.user_attrs[key] = value
+
+    # -- structure ----------------------------------------------------------------------------------
+    def _nodes(self):
+        return topo_nodes(self._outputs)
+
+    def _aux_node_ids(self, nodes):
+        return {id(e[0]) for n in nodes for e in n.aux_inputs()}
+
+    def list_arguments(self):
+        """Names of the variables that are not auxiliary states, in graph order."""
+        nodes = self._nodes()
+        aux = self._aux_node_ids(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) not in aux]
+
+    def list_auxiliary_states(self):
+        """Names of the variables that operators mutate (BatchNorm's running statistics)."""
+        nodes = self._nodes()
+        aux = self._aux_node_ids(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) in aux]
+
+    def list_inputs(self):
+        """Names of all variables, arguments and auxiliary states, in graph order."""
+        return [n.name for n in self._nodes() if n.op is None]
+
+    def list_outputs(self):
+        """Output names: ``<node>_output`` for one output, ``<node>_output0``... for several."""
+        return [node.output_name(i) for node, i in self._outputs]
+
+    def get_internals(self):
+        """A group of every visible output of every node (pick one with ``['name_output']``)."""
+        return Symbol([(n, i) for n in self._nodes() for i in range(n.num_visible_outputs)])
+
+    def get_children(self):
+        """A group of the inputs of this symbol's node, or None for a variable."""
+        node = self._head()
+        return Symbol(node.inputs) if node.inputs else None
+
+    def __len__(self):
+        return len(self._outputs)
+
+    def __iter__(self):
+        return (Symbol([e]) for e in self._outputs)
+
+    def __getitem__(self, index):
+        """An output by name or position; on a single-output symbol, a slice as on NDArrays."""
+        if isinstance(index, str):
+            names = self.list_outputs()
+            if index not in names:
+                raise ValueError(f'there is no output named {index!r}; the outputs are '
+                                 f'{", ".join(names)}')
+            return Symbol([self._outputs[names.index(index)]])
+        if len(self._outputs) > 1:
+            if isinstance(index, slice):
+                return Symbol(self._outputs[index])
+            if isinstance(index, (int, np.integer)):
+                if not -len(self) <= index < len(self):
+                    raise IndexError(f'output {index} of a symbol with {len(self)} outputs')
+                return Symbol([self._outputs[index]])
+            raise TypeError(f'a symbol with {len(self)} outputs is indexed by an output name '
+                            f'or position, not {index!r}')
+        return self._index_with_ops(index, self._rank())
+
+    # -- hints: what is known about this symbol's value --------------------------------------------
+    def _single(self, what):
+        if len(self._outputs) != 1:
+            raise MXNetError(f'{what} of a group of {len(self._outputs)} outputs; pick one')
+        return self._outputs[0]
+
+    def _known_shape(self):
+        if len(self._outputs) != 1:
+            return None
+        shape = hint_shape(self._outputs[0])
+        return shape if known(shape) else None
+
+    def _known_dtype(self):
+        return hint_dtype(self._outputs[0]) if len(self._outputs) == 1 else None
+
+    def _rank(self):
+        shape = hint_shape(self._outputs[0]) if len(self._outputs) == 1 else None
+        return None if shape is None else len(shape)
+
+    @property
+    def shape(self):
+        """The output shape, when the inputs' shapes make it known (MXNet has no such thing)."""
+        entry = self._single('shape')
+        shape = hint_shape(entry)
+        if not known(shape):
+            raise MXNetError(
+                f'the shape of symbol {entry[0].name!r} is not known here (partial: {shape}); '
+                'give its variables a shape (var(..., shape=...)) or use infer_shape')
+        return shape
+
+    @property
+    def dtype(self):
+        entry = self._single('dtype')
+        dtype = hint_dtype(entry)
+        if dtype is None:
+            raise MXNetError(f'the dtype of symbol {entry[0].name!r} is not known here')
+        return dtype.type
+
+    @property
+    def ndim(self):
+        rank = self._rank()
+        if rank is None:
+            raise MXNetError(f'the rank of symbol {self.name!r} is not known here')
+        return rank
+
+    # -- hooks for methods.py -------------------------------------------------------------------
+    def _apply(self, op_name, inputs, attrs, hint):
+        op = registry.get(op_name)
+        return invoke(op, inputs, op.parse_attrs(attrs), attrs, hint.lower())
+
+    @classmethod
+    def _function(cls, op_name):
+        return getattr(_OPS, op_name)
+
+    # -- composition --------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        """A copy with its free variables replaced by the given symbols (see ``_compose``)."""
+        out = self.__copy__()
+        out._compose(*args, **kwargs)
+        return out
+
+    def _compose(self, *args, **kwargs):
+        """Replace variables in place: positional symbols by ``list_arguments()`` order,
+        keyword symbols by variable name. ``name=`` renames the head node."""
+        new_name = kwargs.pop('name', None)
+        if args and kwargs:
+            raise TypeError('_compose takes positional or keyword symbols, not both')
+        names = self.list_arguments()
+        if len(args) > len(names):
+            raise MXNetError(f'_compose: {len(args)} symbols for {len(names)} arguments')
+        mapping = dict(zip(names, args)) if args else kwargs
+        for key, value in mapping.items():
+            if not isinstance(value, Symbol) or len(value) != 1:
+                raise TypeError(f'_compose: {key} must be a single-output Symbol')
+        unknown = set(mapping) - set(self.list_inputs())
+        if unknown:
+            raise MXNetError(f'_compose: {sorted(unknown)} are not inputs of this symbol; '
+                             f'its inputs are {self.list_inputs()}')
+        replace = {k: v._outputs[0] for k, v in mapping.items()}
+        self._outputs = _copy_graph(self._outputs, replace)
+        if new_name:
+            head = self._head()
+            if head.op is not None:
+                head.name = new_name
+
+    def __copy__(self):
+        return Symbol(_copy_graph(self._outputs, {}))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __repr__(self):
+        if self.name is not None:
+            return f'<Symbol {self.name}>'
+        return f'<Symbol group [{", ".join(self.list_outputs())}]>'
+
+    def __getstate__(self):
+        return {'json': self.tojson()}
+
+    def __setstate__(self, state):
+        self._outputs = fromjson(state['json'])._outputs
+
+    def debug_str(self):
+        """A readable listing of the graph, one node a line."""
+        nodes = self._nodes()
+        lines = []
+        for i, n in enumerate(nodes):
+            if n.op is None:
+                lines.append(f'Variable:{n.name}')
+                continue
+            args = ', '.join(f'{e[0].name}[{e[1]}]' for e in n.inputs)
+            attrs = ', '.join(f'{k}={v}' for k, v in sorted(n.attrs.items()))
+            lines.append(f'#{i} {n.op.name} {n.name}({args}){" " + attrs if attrs else ""}')
+        heads = ', '.join(f'{e[0].name}[{e[1]}]' for e in self._outputs)
+        return '\n'.join(lines + [f'heads: {heads}'])
+
+    # -- inference ----------------------------------------------------------------------------------
+    def infer_shape(self, *args, **kwargs):
+        """(argument shapes, output shapes, auxiliary shapes) from some input shapes.
+
+        Returns (None, None, None) when the given shapes do not determine all of them (see
+        ``infer_shape_partial``). An inconsistency raises ShapeError naming the node.
+        """
+        res = self._infer('shape', args, kwargs)
+        if res is None:
+            return None, None, None
+        return res
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """Like ``infer_shape``, but unknown shapes are ``()`` and unknown dims are 0."""
+        return self._infer('shape', args, kwargs, partial=True)
+
+    def infer_type(self, *args, **kwargs):
+        """(argument dtypes, output dtypes, auxiliary dtypes) as numpy types."""
+        res = self._infer('dtype', args, kwargs)
+        if res is None:
+            return None, None, None
+        return res
+
+    def infer_type_partial(self, *args, **kwargs):
+        """Like ``infer_type``, with None where a dtype is unknown."""
+        return self._infer('dtype', args, kwargs, partial=True)
+
+    def _infer(self, kind, args, kwargs, partial=False):
+        nodes = self._nodes()
+        given = _name_inputs(self, args, kwargs, kind)
+        values = infer_graph(nodes, kind, given)
+        aux_ids = self._aux_node_ids(nodes)
+        args_v = [values.get((n, 0)) for n in nodes if n.op is None and id(n) not in aux_ids]
+        aux_v = [values.get((n, 0)) for n in nodes if n.op is None and id(n) in aux_ids]
+        outs_v = [values.get(e) for e in self._outputs]
+        everything = args_v + outs_v + aux_v
+        complete = all(known(v) for v in everything) if kind == 'shape' else \
+            all(v is not None for v in everything)
+        if not complete and not partial:
+            return None
+        if kind == 'shape':
+            def fmt(v):
+                return () if v is None else tuple(v)
+        else:
+            def fmt(v):
+                return None if v is None else v.type
+        return [fmt(v) for v in args_v], [fmt(v) for v in outs_v], [fmt(v) for v in aux_v]
+
+    # -- serialisation -------------------------------------------------------------------------------
+    def tojson(self, remove_amp_cast=True):
+        """The graph in MXNet's JSON format (byte-compatible with MXNet 1.9.1's writer)."""
+        return _to_json(self)
+
+    def save(self, fname, remove_amp_cast=True):
+        """Write ``tojson()`` to ``fname`` (atomically: a failed save keeps the old file)."""
+        from .serialization import atomic_write
+        atomic_write(fname, self.tojson().encode('utf-8'))
+
+    # -- execution (executor.py) ---------------------------------------------------------------
+    def eval(self, ctx=None, **kwargs):
+        """Run the graph on NDArrays given by input name; returns a list of NDArrays."""
+        from .executor import evaluate
+        return evaluate(self, kwargs, ctx)
+
+    def bind(self, ctx, args, args_grad=None, grad_req='write', aux_states=None,
+             group2ctx=None, shared_exec=None):
+        """An Executor for these argument arrays (list in ``list_arguments()`` order, or dict)."""
+        from .executor import Executor
+        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+
+    def simple_bind(self, ctx, grad_req='write', type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
+                    shared_buffer=None, **kwargs):
+        """An Executor with arrays allocated from input shapes given as keyword arguments."""
+        from .executor import simple_bind
+        return simple_bind(self, ctx, grad_req, type_dict, kwargs)
+
+    def gradient(self, wrt):
+        """A symbol of the gradients of this symbol's outputs with respect to ``wrt`` (names);
+        the head gradients are extra inputs named ``<output>_head_grad``."""
+        from .executor import gradient_graph
+        return gradient_graph(self, wrt)
+
+
+def _name_inputs(symbol, args, kwargs, kind):
+    """Map positional values (``list_arguments()`` order) and keyword values to input names."""
+    arg_names = symbol.list_arguments()
+    if len(args) > len(arg_names):
+        raise MXNetError(f'infer_{kind}: {len(args)} positional values for {len(arg_names)} '
+                         f'arguments {arg_names}')
+    given = {n: v for n, v in zip(arg_names, args) if v is not None}
+    inputs = set(symbol.list_inputs())
+    for key, value in kwargs.items():
+        if key not in inputs:
+            raise MXNetError(f'infer_{kind}: {key!r} is not an input of this symbol; its inputs '
+                             f'are {sorted(inputs)}')
+        if value is not None:
+            given[key] = value
+    if kind == 'shape':
+        return {k: (tuple(v) if not isinstance(v, int) else (v,)) for k, v in given.items()}
+    return {k: np_dtype(v) for k, v in given.items()}
+
+
+def infer_graph(nodes, kind, given):
+    """Shapes (or dtypes) of every entry of ``nodes``, from variable values in ``given``.
+
+    Runs the operators' inference forwards and backwards (an operator may fill in its inputs,
+    as FullyConnected fills its weight's shape) until nothing changes. Returns
+    ``{entry: shape or dtype}`` with None where nothing is known.
+    """
+    is_shape = kind == 'shape'
+    values = {}
+    for n in nodes:
+        if n.op is None:
+            if n.shapes is None:
+                n.infer_hints()
+            hint = n.shapes[0] if is_shape else n.dtypes[0]
+            value = given.get(n.name)
+            if is_shape:
+                try:
+                    values[(n, 0)] = merge_shape(hint, value, f'input {n.name!r}')
+                except ShapeError as err:
+                    raise ShapeError(f'{err} (the variable has attribute __shape__={hint})') \
+                        from None
+            else:
+                values[(n, 0)] = value if value is not None else hint
+    for _ in range(len(nodes) + 1):
+        changed = False
+        for n in nodes:
+            if n.op is None:
+                continue
+            ins = [values.get(e) for e in n.inputs]
+            if is_shape:
+                new_ins, outs = n.op.infer_shapes(n.params, ins, n.name)
+            else:
+                new_ins, outs = n.op.infer_types(n.params, ins, n.name)
+            updates = list(zip(n.inputs, new_ins))
+            updates += [((n, i), v) for i, v in enumerate(outs)]
+            for entry, value in updates:
+                if value is None:
+                    continue
+                old = values.get(entry)
+                if is_shape:
+                    try:
+                        new = merge_shape(old, value, f'{entry[0].name}')
+                    except ShapeError as err:
+                        raise ShapeError(f'Error in operator {n.name} ({n.op.name}): {err}') \
+                            from None
+                else:
+                    if old is not None and old != value:
+                        raise DTypeError(f'Error in operator {n.name} ({n.op.name}): dtype of '
+                                         f'{entry[0].name} is {old.name}, inferred {value.name}')
+                    new = value
+                if old is None or new != old:     # np.dtype(...) == None can be True
+                    values[entry] = new
+                    changed = True
+        if not changed:
+            break
+    return values
+
+
+def _copy_graph(outputs, replace):
+    """New nodes for the graph behind ``outputs``; variables named in ``replace`` become those
+    entries."""
+    nodes = topo_nodes(outputs)
+    mapping = {}
+    for n in nodes:
+        if n.op is None and n.name in replace:
+            mapping[id(n)] = replace[n.name]
+            continue
+        copy = Node(n.op, n.name, n.params, dict(n.attrs), dict(n.user_attrs),
+                    [_remap(e, mapping) for e in n.inputs])
+        mapping[id(n)] = (copy, None)
+    return [_remap(e, mapping) for e in outputs]
+
+
+def _remap(entry, mapping):
+    node, index = mapping[id(entry[0])]
+    return (node, entry[1]) if index is None else (node, index)
+
+
+# -------------------------------------------------------------------------------------------------
+# Creating symbols
+# -------------------------------------------------------------------------------------------------
+
+def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
+        stype=None, **kwargs):
+    """A variable: an input of the graph (data, a parameter or an auxiliary state)."""
+    if not isinstance(name, str):
+        raise TypeError(f'a variable name must be a string, got {name!r}')
+    attrs = attribute.current().get(attr)
+    if shape is not None:
+        attrs['__shape__'] = format_value(tuple(shape) if not isinstance(shape, int)
+                                          else (shape,))
+    if lr_mult is not None:
+        attrs['__lr_mult__'] = str(lr_mult)
+    if wd_mult is not None:
+        attrs['__wd_mult__'] = str(wd_mult)
+    if dtype is not None:
+        attrs['__dtype__'] = str(dtype_to_flag(dtype))
+    if init is not None:
+        attrs['__init__'] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        attrs['__storage_type__'] = str({'default': 0, 'row_sparse': 1, 'csr': 2}[stype])
+    for key, value in kwargs.items():
+        if not (key.startswith('__') and key.endswith('__')):
+            raise ValueError(f'attribute {key!r} is not supported: additional attributes must '
+                             'start and end with double underscores, e.g. __yourattr__')
+        attrs[key] = str(value)
+    node = Node(None, name, user_attrs=attrs)
+    node.infer_hints()
+    return Symbol([(node, 0)])
+
+
+Variable = var
+
+
+def Group(symbols):
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    symbols = list(symbols)
+    if not symbols or not all(isinstance(s, Symbol) for s in symbols):
+        raise TypeError('Group takes a non-empty list of Symbols')
+    return Symbol([e for s in symbols for e in s._outputs])
+
+
+def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
+    """Add one call of ``op`` to the graph (the backend of every ``sym.*`` function)."""
+    node_name = _name.current().get(name, hint or op.hint)
+    entries = []
+    input_names = op.list_inputs(params)
+    for in_name, x in zip(input_names, inputs):
+        if x is None:
+            x = var(f'{node_name}_{in_name}')
+        elif not isinstance(x, Symbol):
+            raise TypeError(f'operator {op.name} ({node_name}): input {in_name!r} must be a '
+                            f'Symbol, got {type(x).__name__}')
+        if len(x._outputs) != 1:
+            raise MXNetError(f'operator {op.name} ({node_name}): input {in_name!r} is a group '
+                             f'of {len(x._outputs)} outputs; pass one of them')
+        entries.append(x._outputs[0])
+    attrs = op.format_attrs(given or {})
+    node = Node(op, node_name, params, attrs, attribute.current().get(attr), entries)
+    node.infer_hints()
+    return Symbol([(node, i) for i in range(op.num_visible_outputs(params))])
+
+
+# -------------------------------------------------------------------------------------------------
+# MXNet's JSON format
+# -------------------------------------------------------------------------------------------------
+
+class _JSONWriter:
+    """dmlc-core's JSONWriter layout: a multi-line scope puts each item on its own line; lists
+    of more than 10 numbers and maps of more than 1 entry are multi-line."""
+
+    def __init__(self):
+        self.parts = []
+        self.scopes = []       # [multi_line, items written]
+
+    def _separator(self):
+        if not self.scopes or self.scopes[-1][0]:
+            self.parts.append('\n' + '  ' * len(self.scopes))
+
+    def begin(self, bracket, multi_line=True):
+        self.parts.append(bracket)
+        self.scopes.append([multi_line, 0])
+
+    def end(self, bracket):
+        multi_line, count = self.scopes.pop()
+        if multi_line and count:
+            self._separator()
+        self.parts.append(bracket)
+
+    def key(self, key):
+        scope = self.scopes[-1]
+        if scope[1]:
+            self.parts.append(', ')
+        self._separator()
+        self.parts.append(json.dumps(key) + ': ')
+        scope[1] += 1
+
+    def item(self):
+        scope = self.scopes[-1]
+        if scope[1]:
+            self.parts.append(', ')
+        scope[1] += 1
+        self._separator()
+
+    def string(self, text):
+        self.parts.append('"' + text.replace('\\', '\\\\').replace('"', '\\"')
+                          .replace('\n', '\\n').replace('\r', '\\r').replace('\t', '\\t') + '"')
+
+    def number(self, value):
+        self.parts.append(str(int(value)))
+
+    def numbers(self, values):
+        self.begin('[', len(values) > 10)
+        for v in values:
+            self.item()
+            self.number(v)
+        self.end(']')
+
+    def entries(self, entries):
+        self.begin('[', len(entries) > 10)
+        for entry in entries:
+            self.item()
+            self.numbers(entry)
+        self.end(']')
+
+    def string_map(self, mapping):
+        self.begin('{', len(mapping) > 1)
+        for key in sorted(mapping):
+            self.key(key)
+            self.string(mapping[key])
+        self.end('}')
+
+
+def _to_json(symbol):
+    nodes = symbol._nodes()
+    index = {id(n): i for i, n in enumerate(nodes)}
+    w = _JSONWriter()
+    w.begin('{')
+    w.key('nodes')
+    w.begin('[')
+    row_ptr = [0]
+    for n in nodes:
+        aux = {id(e[0]) for e in n.aux_inputs()}
+        w.item()
+        w.begin('{')
+        w.key('op')
+        w.string(n.op.name if n.op else 'null')
+        w.key('name')
+        w.string(n.name)
+        attrs = n.all_attrs()
+        if attrs:
+            w.key('attrs')
+            w.string_map(attrs)
+        w.key('inputs')
+        w.entries([(index[id(e[0])], e[1], 1 if id(e[0]) in aux else 0) for e in n.inputs])
+        w.end('}')
+        row_ptr.append(row_ptr[-1] + n.num_outputs)
+    w.end(']')
+    w.key('arg_nodes')
+    w.numbers([i for i, n in enumerate(nodes) if n.op is None])
+    w.key('node_row_ptr')
+    w.numbers(row_ptr)
+    w.key('heads')
+    w.entries([(index[id(e[0])], e[1], 0) for e in symbol._outputs])
+    w.key('attrs')
+    w.begin('{', False)
+    w.key('mxnet_version')
+    w.begin('[', False)
+    w.item()
+    w.string('int')
+    w.item()
+    w.number(MXNET_VERSION)
+    w.end(']')
+    w.end('}')
+    w.end('}')
+    return ''.join(w.parts)
+
+
+def fromjson(json_str):
+    """A Symbol from MXNet's JSON, any version (older files' ``param``/``attr`` keys, two-number
+    entries and missing auxiliary inputs are upgraded as MXNet does)."""
+    try:
+        data = json.loads(json_str)
+        raw_nodes, raw_heads = data['nodes'], data['heads']
+    except (ValueError, KeyError, TypeError) as err:
+        raise MXNetError(f'not a symbol JSON document ({type(err).__name__}: {err})') from None
+    nodes = []
+    for i, raw in enumerate(raw_nodes):
+        try:
+            nodes.append(_node_from_json(raw, nodes))
+        except (AttributeParseError, ShapeError, DTypeError) as err:
+            raise type(err)(f'node {i} ({raw.get("name")!r}): {err}') from None
+        except (KeyError, IndexError, TypeError, ValueError) as err:
+            raise MXNetError(f'node {i} of the symbol JSON is malformed '
+                             f'({type(err).__name__}: {err})') from None
+    try:
+        heads = [(nodes[h[0]], h[1]) for h in raw_heads]
+    except (IndexError, TypeError) as err:
+        raise MXNetError(f'the heads of the symbol JSON are malformed: {err}') from None
+    return Symbol(heads)
+
+
+def _node_from_json(raw, built):
+    op_name, node_name = raw['op'], raw['name']
+    attrs = {}
+    for key in ('param', 'attr', 'attrs'):
+        attrs.update(raw.get(key) or {})
+    attrs = {(f'__{k}__' if k in _HIDDEN_KEYS else k): str(v) for k, v in attrs.items()}
+    inputs = [(built[e[0]], e[1]) for e in raw['inputs']]
+    if op_name == 'null':
+        node = Node(None, node_name, user_attrs=attrs)
+        node.infer_hints()
+        return node
+    op = registry.find(op_name)
+    if op is None:
+        raise registry.unknown_op_error(op_name, where=f'node {node_name!r}: ')
+    op_attrs = {k: v for k, v in attrs.items() if k in op.attrs}
+    user = {k: v for k, v in attrs.items() if k not in op.attrs}
+    unknown = [k for k in user if not (k.startswith('__') and k.endswith('__'))]
+    if unknown:
+        raise AttributeParseError(f'operator {op_name} has no attribute(s) {unknown}; its '
+                                  f'attributes are: {op.describe_attrs()}')
+    params = op.parse_attrs(op_attrs)
+    expected = op.list_inputs(params)
+    if len(inputs) < len(expected):
+        # files from MXNet < 0.9 leave out auxiliary states; MXNet adds them as variables
+        for in_name in expected[len(inputs):]:
+            aux = Node(None, f'{node_name}_{in_name}')
+            aux.infer_hints()
+            inputs.append((aux, 0))
+    elif len(inputs) > len(expected):
+        raise AttributeParseError(f'operator {op_name} takes {len(expected)} inputs '
+                                  f'({", ".join(expected)}), the file gives {len(inputs)}')
+    node = Node(op, node_name, params, op_attrs, user, inputs)
+    node.infer_hints()
+    return node
+
+
+load_json = fromjson
+
+
+def load(fname):
+    """Load a ``-symbol.json`` file (from ``save``, ``export`` or MXNet)."""
+    try:
+        with open(fname, encoding='utf-8') as f:
+            text = f.read()
+    except OSError as err:
+        raise MXNetError(f'cannot read symbol file {fname!r}: {err}') from None
+    try:
+        return fromjson(text)
+    except MXNetError as err:
+        raise type(err)(f'{fname}: {err}') from None
+
+
+def tape_to_symbol(array):
+    """The graph recorded for ``array`` by autograd, as a Symbol."""
+    from .autograd import topo_order
+    if array._entry is None:
+        raise MXNetError('get_symbol: the array was not computed under autograd.record()')
+    order = topo_order([array._entry[0]])
+    made = {}
+    counter = 0
+    for n in order:
+        if n.op is None:
+            made[id(n)] = Node(None, f'var{counter}')
+            counter += 1
+            continue
+        inputs = []
+        for e, value in zip(n.inputs, n.input_values or ()):
+            if e is None:
+                const = Node(None, f'var{counter}', user_attrs={
+                    '__shape__': format_value(value.shape)})
+                counter += 1
+                inputs.append((const, 0))
+            else:
+                inputs.append((made[id(e[0])], e[1]))
+        made[id(n)] = Node(n.op, f'{n.op.hint}{counter}', n.params,
+                           n.op.format_attrs(n.params), {}, inputs)
+        counter += 1
+    return Symbol([(made[id(array._entry[0])], array._entry[1])])
+
+
+_SPACES = frontend.populate(sys.modules[__name__], invoke, extras=('name', 'attr'))
+_OPS = _SPACES['op']
