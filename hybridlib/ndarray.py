@@ -17,8 +17,8 @@ from .context import Context, context_of_array, current_context, transfer
 from .methods import ArrayMethods
 from .ops import frontend, registry
 
-__all__ = ['NDArray', 'array', 'empty', 'invoke', 'invoke_all', 'waitall', 'save', 'load',
-           'load_frombuffer', 'concatenate', 'from_numpy']
+__all__ = ['NDArray', 'array', 'empty', 'full', 'invoke', 'invoke_all', 'waitall', 'save',
+           'load', 'load_frombuffer', 'concatenate', 'from_numpy']
 
 
 class NDArray(ArrayMethods):
@@ -409,6 +409,11 @@ def empty(shape, ctx=None, dtype=None):
     ctx = ctx or current_context()
     xp = ctx.array_module
     return NDArray(xp.zeros(shape, dtype=np_dtype(dtype or DEFAULT_DTYPE)), ctx)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array of ``shape`` filled with ``val`` (MXNet's signature for ``_full``)."""
+    return _OPS._full(shape=shape, value=val, ctx=ctx, dtype=dtype or DEFAULT_DTYPE, out=out)
 
 
 def concatenate(arrays, axis=0, always_copy=True):

@@ -594,6 +594,11 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
 Variable = var
 
 
+def full(shape, val, dtype=None, name=None, attr=None):
+    """A symbol of ``shape`` filled with ``val`` (MXNet's signature for ``_full``)."""
+    return _OPS._full(shape=shape, value=val, dtype=dtype or 'float32', name=name, attr=attr)
+
+
 def Group(symbols):
     """One symbol whose outputs are the outputs of ``symbols``, in order."""
     symbols = list(symbols)

