@@ -78,7 +78,10 @@ def gradient_graph(symbol, wrt, head_grads=None, is_train=True, shapes=None, dty
     if missing:
         raise MXNetError(f'gradient: {missing} are not inputs of this symbol')
     if head_grads is None:
-        head_grads = [var(f'{name}_head_grad') for name in symbol.list_outputs()]
+        # the head gradients have their outputs' shapes and dtypes, when those are known
+        head_grads = [var(f'{name}_head_grad', shape=(shapes or {}).get(e),
+                          dtype=(dtypes or {}).get(e))
+                      for name, e in zip(symbol.list_outputs(), symbol._outputs)]
     wanted = [(by_name[w], 0) for w in wrt]
 
     def node_values(node):
@@ -162,7 +165,6 @@ class Executor:
         values = _input_values(self._symbol, arrays)
         nodes = topo_nodes(self._symbol._outputs)
         self._values = run_graph(nodes, values, is_train)
-        self._is_train = is_train
         self.outputs = [self._values[e] for e in self._symbol._outputs]
         return self.outputs
 
@@ -173,13 +175,14 @@ class Executor:
         wrt = [n for n in self._arg_names if self._grad_req[n] != 'null']
         if not wrt:
             return
-        if self._backward is None:
+        if self._backward is None or self._backward[3] != is_train:
             shapes = {e: v.shape for e, v in self._values.items()}
             dtypes = {e: v._data.dtype for e, v in self._values.items()}
             grads, heads = gradient_graph(self._symbol, wrt, is_train=is_train,
                                           shapes=shapes, dtypes=dtypes)
-            self._backward = (grads, heads, topo_nodes([g._outputs[0] for g in grads]))
-        grads, heads, nodes = self._backward
+            nodes = topo_nodes([g._outputs[0] for g in grads])
+            self._backward = (grads, heads, nodes, is_train)
+        grads, heads, nodes, _ = self._backward
         if out_grads is None:
             out_grads = [None] * len(self.outputs)
         elif isinstance(out_grads, NDArray):
@@ -189,7 +192,7 @@ class Executor:
             if g is None:
                 g = NDArray(out._ctx.array_module.ones_like(out._data), out._ctx)
             values[head._outputs[0]] = g
-        run_graph(nodes, values, self._is_train)
+        run_graph(nodes, values, is_train)
         for name, g in zip(wrt, grads):
             result = values[g._outputs[0]]
             buf = self.grad_dict[name]

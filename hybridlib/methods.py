@@ -12,14 +12,16 @@ paths. In particular ``a + b`` broadcasts on Symbols exactly as on NDArrays: it 
 otherwise.
 """
 import inspect
+import math
 import numbers
+import operator
 
 import numpy as np
 
 from .ops import registry
 from .ops.frontend import exposure
 
-__all__ = ['ArrayMethods', 'FORWARDED_METHODS']
+__all__ = ['ArrayMethods', 'FORWARDED_METHODS', 'binary_functions']
 
 # python operator -> (elemwise op, broadcast op, scalar op, reflected scalar op,
 #                     hint of the array form, hint of the scalar form, of the reflected form)
@@ -36,6 +38,22 @@ _BINARY = {
             '_mod', '_modscalar', '_rmodscalar'),
     'pow': ('_power', 'broadcast_power', '_power_scalar', '_rpower_scalar',
             '_power', '_powerscalar', '_rpower_scalar'),
+    # no Python operator: reached through nd.maximum(...) and friends
+    'maximum': ('_maximum', 'broadcast_maximum', '_maximum_scalar', '_maximum_scalar',
+                '_maximum', '_maximumscalar', '_maximumscalar'),
+    'minimum': ('_minimum', 'broadcast_minimum', '_minimum_scalar', '_minimum_scalar',
+                '_minimum', '_minimumscalar', '_minimumscalar'),
+    'hypot': ('_hypot', 'broadcast_hypot', '_hypot_scalar', '_hypot_scalar',
+              '_hypot', '_hypotscalar', '_hypotscalar'),
+    'logical_and': ('_logical_and', 'broadcast_logical_and', '_logical_and_scalar',
+                    '_logical_and_scalar', '_logical_and', '_logical_and_scalar',
+                    '_logical_and_scalar'),
+    'logical_or': ('_logical_or', 'broadcast_logical_or', '_logical_or_scalar',
+                   '_logical_or_scalar', '_logical_or', '_logical_or_scalar',
+                   '_logical_or_scalar'),
+    'logical_xor': ('_logical_xor', 'broadcast_logical_xor', '_logical_xor_scalar',
+                    '_logical_xor_scalar', '_logical_xor', '_logical_xor_scalar',
+                    '_logical_xor_scalar'),
 }
 # comparisons: (elemwise op, broadcast op, scalar op); their hints are the op names
 _COMPARE = {
@@ -258,6 +276,49 @@ class ArrayMethods:
         for a in new_axes:
             out = out._apply('expand_dims', [out], {'axis': a}, 'expand_dims')
         return out
+
+
+# nd.add(lhs, rhs) and friends: either side may be a scalar; both scalars give a scalar
+_FUNCTIONS = {
+    'add': ('add', operator.add), 'subtract': ('sub', operator.sub),
+    'multiply': ('mul', operator.mul), 'divide': ('truediv', operator.truediv),
+    'true_divide': ('truediv', operator.truediv), 'modulo': ('mod', operator.mod),
+    'power': ('pow', operator.pow), 'maximum': ('maximum', max), 'minimum': ('minimum', min),
+    'hypot': ('hypot', math.hypot),
+    'logical_and': ('logical_and', lambda a, b: float(bool(a) and bool(b))),
+    'logical_or': ('logical_or', lambda a, b: float(bool(a) or bool(b))),
+    'logical_xor': ('logical_xor', lambda a, b: float(bool(a) != bool(b))),
+    'equal': ('eq', operator.eq), 'not_equal': ('ne', operator.ne),
+    'greater': ('gt', operator.gt), 'greater_equal': ('ge', operator.ge),
+    'lesser': ('lt', operator.lt), 'lesser_equal': ('le', operator.le),
+}
+_SWAPPED = {'eq': 'eq', 'ne': 'ne', 'gt': 'lt', 'ge': 'le', 'lt': 'gt', 'le': 'ge'}
+
+
+def _binary_function(pyname, key, scalar_fn):
+    if key in _COMPARE:
+        forward, reflected = _compare_method(key), _compare_method(_SWAPPED[key])
+    else:
+        forward, reflected = _binary_method(key), _binary_method(key, reflect=True)
+
+    def function(lhs, rhs):
+        if _is_scalar(lhs) and _is_scalar(rhs):
+            return scalar_fn(lhs, rhs)
+        if isinstance(lhs, ArrayMethods):
+            return forward(lhs, rhs)
+        if isinstance(rhs, ArrayMethods):
+            return reflected(rhs, lhs)
+        raise TypeError(f'{pyname}: expected arrays or scalars, got {type(lhs).__name__} and '
+                        f'{type(rhs).__name__}')
+    function.__name__ = pyname
+    function.__doc__ = (f'Elementwise {pyname} of two arrays (broadcasting) or of an array '
+                        'and a scalar.')
+    return function
+
+
+def binary_functions():
+    """``{name: function}`` of MXNet's module-level binary functions (``nd.maximum``...)."""
+    return {name: _binary_function(name, key, fn) for name, (key, fn) in _FUNCTIONS.items()}
 
 
 for _name in FORWARDED_METHODS:

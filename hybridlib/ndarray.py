@@ -7,6 +7,7 @@ recording. The operator functions of this module (``nd.FullyConnected``, ``nd.co
 ``nd.random.*``, ...) are generated from the registry at the end of this file; the methods
 shared with Symbol live in ``methods.py``.
 """
+import builtins      # nd.slice, nd.sum, ... are module globals here: builtins.slice
 import sys
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from . import autograd
 from .base import DEFAULT_DTYPE, MXNetError, np_dtype
 from .context import Context, context_of_array, current_context, transfer
-from .methods import ArrayMethods
+from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'invoke', 'invoke_all', 'waitall', 'save',
@@ -243,10 +244,10 @@ class NDArray(ArrayMethods):
             key = (key,)
         grids = []
         for axis, k in enumerate(key):
-            if isinstance(k, slice):
+            if isinstance(k, builtins.slice):
                 k = xp.arange(*k.indices(self.shape[axis]))
             grids.append(xp.asarray(k))
-        if any(isinstance(k, slice) for k in key) and len(grids) > 1:
+        if any(isinstance(k, builtins.slice) for k in key) and len(grids) > 1:
             raise MXNetError('indexing that mixes slices and index arrays is not recorded by '
                              'autograd; index with arrays on the leading axes only')
         bcast = xp.broadcast_arrays(*grids)
@@ -298,7 +299,7 @@ def _unwrap_index(key):
 
 def _is_basic(key):
     items = key if isinstance(key, tuple) else (key,)
-    return all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
+    return all(k is None or k is Ellipsis or isinstance(k, (builtins.slice, int, np.integer))
                and not isinstance(k, bool) for k in items)
 
 
@@ -350,6 +351,12 @@ def invoke_all(op, inputs, params, is_train=None):
 
 def invoke(op, inputs, params, given=None, hint=None, out=None, name=None):
     """Run ``op`` for a generated ``nd.*`` function: the visible outputs, written to ``out``."""
+    if out is not None and not inputs and 'shape' in op.attrs and not params.get('shape'):
+        # nd.random.uniform(-1, 1, out=w) (Gluon's initializers): the shape and dtype of out
+        target = out[0] if isinstance(out, (list, tuple)) else out
+        params = registry.Params(params, shape=target.shape)
+        if 'dtype' in op.attrs and params.get('dtype') is None:
+            params['dtype'] = np.dtype(target.dtype)
     outs = invoke_all(op, inputs, params)
     visible = outs[:op.num_visible_outputs(params)]
     if out is not None:
@@ -450,5 +457,6 @@ def load_frombuffer(buf):
     return load_ndarrays_from_bytes(buf)
 
 
+globals().update(binary_functions())
 _SPACES = frontend.populate(sys.modules[__name__], invoke, extras=('out', 'name'))
 _OPS = _SPACES['op']

@@ -50,7 +50,7 @@ def generator(xp):
 
 def __getattr__(name):
     # mx.random.uniform and friends are the generated nd.random functions
-    from . import ndarray
     if name in __all__:
+        from . import ndarray
         return getattr(ndarray.random, name)
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

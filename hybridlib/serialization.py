@@ -51,7 +51,7 @@ def atomic_write(fname, payload):
 
 def _encode_array(data):
     """One dense array record from a numpy array."""
-    data = np.ascontiguousarray(data)
+    data = np.asarray(data, order='C')   # (ascontiguousarray would make a 0-d array 1-d)
     flag = dtype_to_flag(data.dtype)
     magic = V3_MAGIC if data.ndim == 0 or 0 in data.shape else V2_MAGIC
     head = struct.pack('<Iii', magic, 0, data.ndim)

@@ -11,6 +11,7 @@ from its inputs when it is created. They make ``a + b`` broadcast as on NDArrays
 ``x.shape`` answer on a Symbol whose inputs have shapes, and report a shape error on the line
 that composed the bad call. Graph-wide inference (``infer_shape``) does not depend on them.
 """
+import builtins      # nd.slice, nd.sum, ... are module globals here: builtins.slice
 import json
 import sys
 import threading
@@ -20,7 +21,7 @@ import numpy as np
 from . import attribute, name as _name
 from .base import (AttributeParseError, DTypeError, MXNetError, ShapeError, dtype_to_flag,
                    flag_to_dtype, np_dtype)
-from .methods import ArrayMethods
+from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
 from .ops.attrs import format_value
 from .ops.registry import known, merge_shape
@@ -69,8 +70,17 @@ class Node:
         return f'{self.name}_{suffix}'
 
     def all_attrs(self):
+        """Operator and user attributes, as JSON stores them."""
         merged = dict(self.attrs)
         merged.update(self.user_attrs)
+        return merged
+
+    def listed_attrs(self):
+        """What ``list_attr`` shows: MXNet reports ``__lr_mult__`` also as ``lr_mult``."""
+        merged = self.all_attrs()
+        for key in _HIDDEN_KEYS:
+            if f'__{key}__' in merged:
+                merged[key] = merged[f'__{key}__']
         return merged
 
     def aux_inputs(self):
@@ -176,18 +186,19 @@ class Symbol(ArrayMethods):
         nodes = {id(e[0]) for e in self._outputs}
         if len(nodes) != 1:
             return None
-        return self._outputs[0][0].all_attrs().get(key)
+        return self._outputs[0][0].listed_attrs().get(key)
 
     def list_attr(self, recursive=False):
         """Attributes of this symbol's node (of every node, keyed ``name$key``, if recursive)."""
         if recursive:
             return {f'{n.name}${k}': v for n in topo_nodes(self._outputs)
-                    for k, v in n.all_attrs().items()}
-        return self._head().all_attrs()
+                    for k, v in n.listed_attrs().items()}
+        return self._head().listed_attrs()
 
     def attr_dict(self):
         """``{node name: {key: value}}`` for every node that has attributes."""
-        return {n.name: n.all_attrs() for n in topo_nodes(self._outputs) if n.all_attrs()}
+        return {n.name: n.listed_attrs() for n in topo_nodes(self._outputs)
+                if n.listed_attrs()}
 
     def _set_attr(self, **kwargs):
         node = self._head()
@@ -251,7 +262,7 @@ class Symbol(ArrayMethods):
                                  f'{", ".join(names)}')
             return Symbol([self._outputs[names.index(index)]])
         if len(self._outputs) > 1:
-            if isinstance(index, slice):
+            if isinstance(index, builtins.slice):
                 return Symbol(self._outputs[index])
             if isinstance(index, (int, np.integer)):
                 if not -len(self) <= index < len(self):
@@ -458,7 +469,7 @@ class Symbol(ArrayMethods):
         """A symbol of the gradients of this symbol's outputs with respect to ``wrt`` (names);
         the head gradients are extra inputs named ``<output>_head_grad``."""
         from .executor import gradient_graph
-        return gradient_graph(self, wrt)
+        return Group(gradient_graph(self, wrt)[0])
 
 
 def _name_inputs(symbol, args, kwargs, kind):
@@ -510,7 +521,8 @@ def infer_graph(nodes, kind, given):
                 continue
             ins = [values.get(e) for e in n.inputs]
             if is_shape:
-                new_ins, outs = n.op.infer_shapes(n.params, ins, n.name)
+                known_outs = [values.get((n, i)) for i in range(n.num_outputs)]
+                new_ins, outs = n.op.infer_shapes(n.params, ins, n.name, out_shapes=known_outs)
             else:
                 new_ins, outs = n.op.infer_types(n.params, ins, n.name)
             updates = list(zip(n.inputs, new_ins))
@@ -612,6 +624,7 @@ def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
     node_name = _name.current().get(name, hint or op.hint)
     entries = []
     input_names = op.list_inputs(params)
+    inputs = list(inputs) + [None] * (len(input_names) - len(inputs))
     for in_name, x in zip(input_names, inputs):
         if x is None:
             x = var(f'{node_name}_{in_name}')
@@ -847,5 +860,6 @@ def tape_to_symbol(array):
     return Symbol([(made[id(array._entry[0])], array._entry[1])])
 
 
+globals().update(binary_functions())
 _SPACES = frontend.populate(sys.modules[__name__], invoke, extras=('name', 'attr'))
 _OPS = _SPACES['op']

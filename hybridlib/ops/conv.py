@@ -1,1 +1,1319 @@
-"""(being written)"""
+"""Convolution, deconvolution, pooling and resampling: ``Convolution``, ``Deconvolution``,
+``Pooling``, ``UpSampling``, ``_contrib_AdaptiveAvgPooling2D``, ``_contrib_BilinearResize2D``,
+``im2col``/``col2im`` and the internal backward operators their gradients are made of.
+
+All window operators share one geometry (MXNet's): along each spatial axis, window ``o`` and
+kernel offset ``k`` touch input position ``o * stride + k * dilate - pad``. Convolution is
+im2col (a strided view, copied once) and one batched matmul over the groups; its transpose
+(Deconvolution, col2im, the spreading of pooling gradients) is a matmul and a scatter-add with
+one vectorised statement per kernel offset, clipped to the image so that no padded buffer is
+needed. Channel-last layouts (NWC/NHWC/NDHWC) are computed on channel-first views.
+
+Gradients are written with registered operators only, so they differentiate again:
+Convolution's data gradient is a Deconvolution with the same weight (``adj`` restoring the
+input size), its weight gradient is ``_backward_Convolution_weight``, whose own gradients are a
+Convolution and a Deconvolution; max pooling routes its gradient through
+``_backward_Pooling``, whose gradient is the gather ``_backward_Pooling_gather`` (and back).
+"""
+import collections
+import functools
+import itertools
+import math
+
+import numpy as np
+
+from ..base import DTypeError, NotSupportedError, ShapeError
+from .attrs import Bool, Float, Int, Shape, Str
+from .registry import merge_shape, register, same_dtype
+
+__all__ = []
+
+_CONV_LAYOUTS = ('NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC')
+_POOL_LAYOUTS = _CONV_LAYOUTS + ('NWC',)
+_DEFAULT_LAYOUT = {1: 'NCW', 2: 'NCHW', 3: 'NCDHW'}
+_S = slice(None)
+
+Geom = collections.namedtuple('Geom', 'kernel stride dilate pad')
+
+
+# -------------------------------------------------------------------------------------------------
+# Geometry, layouts and attribute checks
+# -------------------------------------------------------------------------------------------------
+
+def _expand(values, nd, default):
+    return tuple(values) if values else (default,) * nd
+
+
+def _geom(attrs):
+    nd = len(attrs.kernel)
+    return Geom(tuple(attrs.kernel), _expand(attrs.stride, nd, 1),
+                _expand(attrs.get('dilate'), nd, 1), _expand(attrs.pad, nd, 0))
+
+
+def _dilated(geo):
+    return tuple(d * (k - 1) + 1 for k, d in zip(geo.kernel, geo.dilate))
+
+
+def _is_channel_last(layout, nd):
+    return (layout or _DEFAULT_LAYOUT.get(nd, 'NC'))[-1] == 'C'
+
+
+def _split(shape, cl):
+    """(batch, channels, spatial) of a shape in channel-first or channel-last order."""
+    if cl:
+        return shape[0], shape[-1], tuple(shape[1:-1])
+    return shape[0], shape[1], tuple(shape[2:])
+
+
+def _join(n, c, spatial, cl):
+    return (n,) + tuple(spatial) + (c,) if cl else (n, c) + tuple(spatial)
+
+
+def _to_cf(x, cl):
+    return x if not cl else x.transpose((0, x.ndim - 1) + tuple(range(1, x.ndim - 1)))
+
+
+def _from_cf(xp, x, cl):
+    if not cl:
+        return x
+    return xp.ascontiguousarray(x.transpose((0,) + tuple(range(2, x.ndim)) + (1,)))
+
+
+def _check_rank(shape, rank, what, op):
+    if shape is not None and len(shape) != rank:
+        raise ShapeError(f'{op}: {what} must have {rank} dimensions for a {rank - 2}-d window, '
+                         f'got shape {tuple(shape)}')
+    return None if shape is None else tuple(shape)
+
+
+def _check_window(attrs, names):
+    """Shared attribute rules of the window operators (ValueError -> AttributeParseError)."""
+    kernel = attrs.kernel
+    nd = len(kernel)
+    if not 1 <= nd <= 3:
+        raise ValueError(f'kernel must have 1 to 3 dimensions (1-D, 2-D or 3-D), got {kernel}')
+    if min(kernel) < 1:
+        raise ValueError(f'kernel must be positive, got {kernel}')
+    for name in names:
+        value = attrs.get(name) or ()
+        if value and len(value) != nd:
+            raise ValueError(f'{name} {value} must have as many dimensions as kernel {kernel}')
+        low = 0 if name in ('pad', 'adj', 'target_shape') else 1
+        if value and min(value) < low:
+            raise ValueError(f'{name} must be >= {low}, got {value}')
+    layout = attrs.get('layout')
+    if layout and len(layout) != nd + 2:
+        raise ValueError(f'layout {layout} does not fit the {nd}-d kernel {kernel}')
+
+
+def _check_conv(attrs):
+    _check_window(attrs, ('stride', 'dilate', 'pad', 'adj', 'target_shape'))
+    if attrs.num_filter < 1 or attrs.num_group < 1:
+        raise ValueError(f'num_filter ({attrs.num_filter}) and num_group ({attrs.num_group}) '
+                         'must be positive')
+    if attrs.num_filter % attrs.num_group:
+        raise ValueError(f'num_filter {attrs.num_filter} must be divisible by num_group '
+                         f'{attrs.num_group}')
+    target = attrs.get('target_shape')
+    if target and any(target) and not all(target):
+        raise ValueError(f'target_shape {target} must give every spatial size')
+
+
+def _float_types(attrs, *dtypes):
+    """One dtype for every input and the output, and a floating one (MXNet's kernels)."""
+    ins, outs = same_dtype(attrs, *dtypes)
+    if outs[0] is not None and outs[0].kind != 'f':
+        raise DTypeError(f'this operator supports floating point types only, not '
+                         f'{outs[0].name}')
+    return ins, outs
+
+
+def _conv_size(n, k, s, d, p, op='Convolution'):
+    """Output size of a convolution window along one axis (0 when ``n`` is unknown)."""
+    if not n:
+        return 0
+    dk = d * (k - 1) + 1
+    if dk > n + 2 * p:
+        raise ShapeError(f'{op}: kernel size {dk} (dilated) exceeds the input size {n} padded '
+                         f'to {n + 2 * p}')
+    return (n + 2 * p - dk) // s + 1
+
+
+def _deconv_geom(attrs, spatial):
+    """(geometry with the effective pad, output sizes) of a Deconvolution on ``spatial``.
+
+    A ``target_shape`` replaces pad and adj as MXNet's ``InferPad`` does: total = stride *
+    (n - 1) + dilated kernel - target, pad = ceil(total / 2) on both sides, adj = total % 2.
+    """
+    geo = _geom(attrs)
+    target = attrs.target_shape if any(attrs.target_shape) else None
+    pads, out = [], []
+    for i, (n, s, dk) in enumerate(zip(spatial, geo.stride, _dilated(geo))):
+        full = s * (n - 1) + dk
+        if target:
+            total = full - target[i] if n else 0
+            if total < 0:
+                raise ShapeError(f'Deconvolution: target_shape {tuple(target)} is too big for '
+                                 f'input size {tuple(spatial)} (at most {full})')
+            p, a = (total + 1) // 2, total % 2
+        else:
+            p, a = geo.pad[i], (attrs.adj or (0,) * len(spatial))[i]
+        if a >= s:
+            raise ShapeError(f'Deconvolution: adj {a} must be smaller than stride {s}')
+        if n and full - 2 * p + a < 1:
+            raise ShapeError(f'Deconvolution: pad {geo.pad} leaves no output for input size '
+                             f'{tuple(spatial)}')
+        pads.append(p)
+        out.append(target[i] if target else full - 2 * p + a if n else 0)
+    return geo._replace(pad=tuple(pads)), tuple(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _taps(geo, image, grid):
+    """(offset, grid slices, image slices) for every kernel offset touching the image.
+
+    Window ``o`` at kernel offset ``k`` reads image position ``o * s + k * d - p``; the grid
+    range is clipped to the windows for which that position lies inside the image.
+    """
+    per_dim = []
+    for n, m, k, s, d, p in zip(image, grid, *geo):
+        taps = []
+        for kk in range(k):
+            off = kk * d - p
+            o0, o1 = max(0, -(off // s)), min(m, (n - 1 - off) // s + 1)
+            if o1 > o0:
+                taps.append((kk, slice(o0, o1), slice(o0 * s + off, (o1 - 1) * s + off + 1, s)))
+        per_dim.append(taps)
+    return [(tuple(t[0] for t in combo), (_S, _S) + tuple(t[1] for t in combo),
+             (_S, _S) + tuple(t[2] for t in combo)) for combo in itertools.product(*per_dim)]
+
+
+# -------------------------------------------------------------------------------------------------
+# Numerical kernels (channel-first arrays of the array module ``xp``)
+# -------------------------------------------------------------------------------------------------
+
+def _im2col(xp, x, geo, grid):
+    """The windows of ``x`` (N, C, *spatial), zero padded: a new (N, C, *kernel, *grid) array."""
+    if all(k == 1 for k in geo.kernel) and not any(geo.pad):
+        sub = x[(_S, _S) + tuple(slice(None, s * m, s) for s, m in zip(geo.stride, grid))]
+        return sub.reshape(sub.shape[:2] + (1,) * len(grid) + tuple(grid))
+    if any(geo.pad):
+        padded = xp.zeros(x.shape[:2] + tuple(n + 2 * p for n, p in zip(x.shape[2:], geo.pad)),
+                          dtype=x.dtype)
+        padded[(_S, _S) + tuple(slice(p, p + n) for n, p in zip(x.shape[2:], geo.pad))] = x
+        x = padded
+    st = x.strides
+    strides = st[:2] + tuple(a * d for a, d in zip(st[2:], geo.dilate)) + \
+        tuple(a * s for a, s in zip(st[2:], geo.stride))
+    view = xp.lib.stride_tricks.as_strided(x, x.shape[:2] + geo.kernel + tuple(grid), strides)
+    return xp.ascontiguousarray(view)
+
+
+def _col2im(xp, cols, geo, image):
+    """Sum (N, C, *kernel, *grid) windows back into a zero (N, C, *image) array."""
+    nd = len(geo.kernel)
+    grid = cols.shape[2 + nd:]
+    if all(k == 1 for k in geo.kernel) and not any(geo.pad) and set(geo.stride) == {1} \
+            and tuple(grid) == tuple(image):
+        return cols.reshape(cols.shape[:2] + tuple(image))
+    out = xp.zeros(cols.shape[:2] + tuple(image), dtype=cols.dtype)
+    for kk, gsl, isl in _taps(geo, tuple(image), tuple(grid)):
+        out[isl] += cols[(_S, _S) + kk + gsl[2:]]
+    return out
+
+
+def _conv(xp, x, w, geo, groups):
+    """Convolution of x (N, C, *spatial) with w (F, C / groups, *kernel)."""
+    n = x.shape[0]
+    f = w.shape[0]
+    grid = tuple(_conv_size(*a) for a in zip(x.shape[2:], *geo))
+    cols = _im2col(xp, x, geo, grid).reshape(n, groups, -1, math.prod(grid))
+    out = xp.matmul(w.reshape(groups, f // groups, -1), cols)
+    return out.reshape((n, f) + grid)
+
+
+def _deconv(xp, x, w, geo, groups, image):
+    """Transposed convolution of x (N, C, *grid) with w (C, F / groups, *kernel)."""
+    n, c = x.shape[:2]
+    grid = x.shape[2:]
+    wm = w.reshape(groups, c // groups, -1).transpose(0, 2, 1)
+    cols = xp.matmul(wm, x.reshape(n, groups, c // groups, -1))
+    return _col2im(xp, cols.reshape((n, groups * w.shape[1]) + geo.kernel + grid), geo, image)
+
+
+def _conv_wgrad(xp, g, x, geo, groups):
+    """Gradient of the convolution weight: g (N, F, *grid) against the windows of x."""
+    n, c = x.shape[:2]
+    f = g.shape[1]
+    grid = tuple(g.shape[2:])
+    cols = _im2col(xp, x, geo, grid).reshape(n, groups, -1, math.prod(grid))
+    dw = xp.matmul(g.reshape(n, groups, f // groups, -1), cols.transpose(0, 1, 3, 2))
+    return dw.sum(axis=0).reshape((f, c // groups) + geo.kernel)
+
+
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).min if dtype.kind == 'f' else np.iinfo(dtype).min
+
+
+_PoolCfg = collections.namedtuple('_PoolCfg', 'geo grid pool_type p include_pad')
+
+
+def _pool_cfg(attrs, spatial):
+    """Geometry and output size of Pooling on a spatial size (0 entries: unknown)."""
+    nd = len(spatial)
+    if attrs.global_pool:
+        geo = Geom(tuple(spatial), (1,) * nd, (1,) * nd, (0,) * nd)
+        grid = (1,) * nd
+    else:
+        pad = (0,) * nd if attrs.pooling_convention == 'same' else _expand(attrs.pad, nd, 0)
+        geo = Geom(tuple(attrs.kernel), _expand(attrs.stride, nd, 1), (1,) * nd, pad)
+        grid = []
+        for n, k, s, p in zip(spatial, geo.kernel, geo.stride, geo.pad):
+            if not n:
+                grid.append(0)
+            elif attrs.pooling_convention == 'same':
+                grid.append((n + s - 1) // s)
+            elif k > n + 2 * p:
+                raise ShapeError(f'Pooling: kernel size {k} exceeds the input size {n} padded '
+                                 f'to {n + 2 * p}')
+            elif attrs.pooling_convention == 'full':
+                grid.append((n + 2 * p - k + s - 1) // s + 1)
+            else:
+                grid.append((n + 2 * p - k) // s + 1)
+        grid = tuple(grid)
+    include = attrs.count_include_pad is None or attrs.count_include_pad
+    return _PoolCfg(geo, grid, attrs.pool_type, attrs.p_value, include)
+
+
+def _is_global(cfg, spatial):
+    return tuple(cfg.geo.kernel) == tuple(spatial) and not any(cfg.geo.pad) and \
+        set(cfg.grid) == {1}
+
+
+def _pool_count(xp, cfg, spatial, dtype):
+    """Elements each average window divides by, as MXNet counts them (pad included or not;
+    a 'full' window that runs past the padding counts only up to it)."""
+    count = np.ones(())
+    for n, m, k, s, p in zip(spatial, cfg.grid, cfg.geo.kernel, cfg.geo.stride, cfg.geo.pad):
+        start = np.arange(m) * s - p
+        if cfg.include_pad:
+            size = np.minimum(start + k, n + p) - start
+        else:
+            size = np.minimum(start + k, n) - np.maximum(start, 0)
+        count = np.multiply.outer(count, size)
+    # an empty window sums to 0: MXNet outputs 0 there, not 0 / 0
+    return xp.asarray(np.maximum(count, 1), dtype=dtype)
+
+
+def _pool(xp, x, cfg):
+    """Pooling forward on a channel-first x."""
+    spatial = x.shape[2:]
+    axes = tuple(range(2, x.ndim))
+    powered = x if cfg.pool_type != 'lp' or cfg.p == 1 else x * x if cfg.p == 2 else x * x * x
+    if _is_global(cfg, spatial):
+        if cfg.pool_type == 'max':
+            out = _nanmax(xp, x.reshape(x.shape[:2] + (-1,))).reshape(x.shape[:2] + cfg.grid)
+            return xp.where(xp.isnan(out), _lowest(x.dtype), out).astype(x.dtype, copy=False)
+        if cfg.pool_type == 'avg':
+            return x.mean(axis=axes, keepdims=True)
+        out = powered.sum(axis=axes, keepdims=True)
+    elif cfg.pool_type == 'max':
+        # MXNet starts from the lowest value and keeps larger ones: NaN is skipped (fmax) and
+        # a window that holds no input element gives the lowest value
+        out = xp.full(x.shape[:2] + cfg.grid, _lowest(x.dtype), dtype=x.dtype)
+        for _, gsl, isl in _taps(cfg.geo, spatial, cfg.grid):
+            view = out[gsl]
+            xp.fmax(view, x[isl], out=view)
+        return out
+    else:
+        out = xp.zeros(x.shape[:2] + cfg.grid, dtype=x.dtype)
+        for _, gsl, isl in _taps(cfg.geo, spatial, cfg.grid):
+            out[gsl] += powered[isl]
+        if cfg.pool_type == 'avg':
+            out /= _pool_count(xp, cfg, spatial, x.dtype)
+    if cfg.pool_type == 'lp':
+        out = out if cfg.p == 1 else xp.sqrt(out) if cfg.p == 2 else xp.cbrt(out)
+    return out
+
+
+def _nanmax(xp, a):
+    """Maximum over the last axis ignoring NaN (NaN where all are NaN), without warnings."""
+    if xp is np:
+        return np.fmax.reduce(a, axis=-1)
+    return xp.nanmax(a, axis=-1)
+
+
+def _max_masks(xp, x, y, cfg):
+    """Per kernel offset: (grid slices, image slices, mask of the windows whose maximum ``y``
+    sits at this offset and at no earlier one); MXNet routes to the first maximum."""
+    done = xp.zeros(y.shape, dtype=bool)
+    buf = xp.empty(y.shape, dtype=bool)      # reused: large temporaries cost page faults
+    for _, gsl, isl in _taps(cfg.geo, x.shape[2:], cfg.grid):
+        hit, seen = buf[gsl], done[gsl]
+        xp.equal(x[isl], y[gsl], out=hit)
+        xp.greater(hit, seen, out=hit)          # hit and not seen
+        xp.logical_or(seen, hit, out=seen)
+        yield gsl, isl, hit
+
+
+def _global_argmax(xp, x, y):
+    """Mask (N, C, H * W...) of the first maximum of each map, for global max pooling."""
+    flat = x.reshape(x.shape[:2] + (-1,))
+    eq = flat == y.reshape(y.shape[:2] + (1,))
+    first = xp.arange(flat.shape[-1]) == xp.argmax(eq.view(np.int8), axis=-1)[..., None]
+    return first & eq
+
+
+def _pool_backward(xp, g, x, y, cfg):
+    """Spread the output gradient g back onto x's positions (channel-first)."""
+    spatial = x.shape[2:]
+    if cfg.pool_type == 'max':
+        if _is_global(cfg, spatial):
+            mask = _global_argmax(xp, x, y)
+            return xp.where(mask, g.reshape(g.shape[:2] + (1,)), 0).reshape(x.shape) \
+                .astype(x.dtype, copy=False)
+        dx = xp.zeros(x.shape, dtype=g.dtype)
+        buf = xp.empty(y.shape, dtype=g.dtype)
+        for gsl, isl, hit in _max_masks(xp, x, y, cfg):
+            part, tmp = dx[isl], buf[gsl]
+            xp.multiply(g[gsl], hit, out=tmp)
+            xp.add(part, tmp, out=part)
+        return dx
+    if cfg.pool_type == 'avg':
+        g = g / _pool_count(xp, cfg, spatial, g.dtype)
+    if _is_global(cfg, spatial):
+        return xp.ascontiguousarray(xp.broadcast_to(g, x.shape))
+    dx = xp.zeros(x.shape, dtype=g.dtype)
+    for _, gsl, isl in _taps(cfg.geo, spatial, cfg.grid):
+        dx[isl] += g[gsl]
+    return dx
+
+
+def _pool_gather(xp, h, x, y, cfg):
+    """For each max window, the value of h at the position its gradient is routed to."""
+    if _is_global(cfg, x.shape[2:]):
+        mask = _global_argmax(xp, x, y)
+        picked = xp.where(mask, h.reshape(mask.shape), 0).sum(axis=-1)
+        return picked.reshape(y.shape).astype(h.dtype, copy=False)
+    out = xp.zeros(y.shape, dtype=h.dtype)
+    for gsl, isl, hit in _max_masks(xp, x, y, cfg):
+        out[gsl] += h[isl] * hit
+    return out
+
+
+def _kw(attrs, **override):
+    """The attributes as keyword arguments for another operator call (None ones dropped)."""
+    merged = dict(attrs, **override)
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def _shares(xp, a, b):
+    """Whether a result may be a view of an input (then the operator returns a copy)."""
+    check = getattr(xp, 'may_share_memory', None)
+    return True if check is None else bool(check(a, b))
+
+
+def _outputs_list(result, n):
+    return [result] if n == 1 else list(result)
+
+
+# -------------------------------------------------------------------------------------------------
+# Convolution and Deconvolution
+# -------------------------------------------------------------------------------------------------
+
+_TUNE = Str(None, choices=('fastest', 'limited_workspace', 'off'))
+_CONV_ATTRS = dict(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
+                   num_filter=Int(), num_group=Int(1), workspace=Int(1024), no_bias=Bool(False),
+                   cudnn_tune=_TUNE, cudnn_off=Bool(False), layout=Str(None, choices=_CONV_LAYOUTS))
+_DECONV_ATTRS = dict(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
+                     adj=Shape(()), target_shape=Shape(()), num_filter=Int(), num_group=Int(1),
+                     workspace=Int(512), no_bias=Bool(True), cudnn_tune=_TUNE,
+                     cudnn_off=Bool(False), layout=Str(None, choices=_CONV_LAYOUTS))
+
+
+def _with_bias(attrs):
+    return ('data', 'weight') if attrs.no_bias else ('data', 'weight', 'bias')
+
+
+def _layout_of(attrs):
+    nd = len(attrs.kernel)
+    return nd, _is_channel_last(attrs.layout, nd)
+
+
+def _in_channels(data, weight, axis_of_weight, groups, cl, op):
+    """Input channels from the data, else from the weight (``weight[axis] * groups``)."""
+    c = _split(data, cl)[1] if data is not None else 0
+    if weight is not None:
+        wc = weight[axis_of_weight] if axis_of_weight == 0 else _split(weight, cl)[1] * groups
+        if c and wc and c != wc:
+            raise ShapeError(f'{op}: weight {tuple(weight)} fits {wc} input channels, data '
+                             f'{tuple(data)} has {c}')
+        c = c or wc
+    if c % groups:
+        raise ShapeError(f'{op}: input channels {c} must be divisible by num_group {groups}')
+    return c
+
+
+def _conv_infer(attrs, data, weight, bias=None, deconv=False):
+    """Shapes of (De)Convolution: the weight and bias from the data and num_filter, the data's
+    channels from the weight, the output (0 where unknown)."""
+    op = 'Deconvolution' if deconv else 'Convolution'
+    nd, cl = _layout_of(attrs)
+    data = _check_rank(data, nd + 2, 'data', op)
+    weight = _check_rank(weight, nd + 2, 'weight', op)
+    g, f = attrs.num_group, attrs.num_filter
+    c = _in_channels(data, weight, 0 if deconv else 1, g, cl, op)
+    n, _, sp = _split(data, cl) if data is not None else (0, 0, (0,) * nd)
+    wshape = _join(c, f // g, attrs.kernel, cl) if deconv else _join(f, c // g, attrs.kernel, cl)
+    weight = merge_shape(weight, wshape, 'weight')
+    data = _join(n, c, sp, cl) if data is not None or c else None
+    out_sp = _deconv_geom(attrs, sp)[1] if deconv else \
+        tuple(_conv_size(*a) for a in zip(sp, *_geom(attrs)))
+    ins = [data, weight] + ([] if attrs.no_bias else [merge_shape(bias, (f,), 'bias')])
+    return ins, [_join(n, f, out_sp, cl)]
+
+
+def _add_bias(out, bias):
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+def _conv_data_grad(F, attrs, g, weight, data):
+    """The Convolution data gradient: a Deconvolution of ``g`` with the same weight, its
+    ``adj`` giving back the input rows a strided window never reached."""
+    geo = _geom(attrs)
+    cl = _layout_of(attrs)[1]
+    _, c, sp = _split(data.shape, cl)
+    adj = tuple((n + 2 * p - dk) % s for n, p, dk, s in zip(sp, geo.pad, _dilated(geo),
+                                                           geo.stride))
+    return F.Deconvolution(g, weight, kernel=geo.kernel, stride=geo.stride, dilate=geo.dilate,
+                           pad=geo.pad, adj=adj, num_filter=c, num_group=attrs.num_group,
+                           no_bias=True, **_kw(dict(layout=attrs.layout)))
+
+
+def _bias_grad(F, attrs, inputs, g):
+    return [F._backward_Convolution_bias(g, **_kw(dict(layout=attrs.layout)))] \
+        if len(inputs) == 3 else []
+
+
+def _conv_kw(attrs, **override):
+    keep = ('kernel', 'stride', 'dilate', 'pad', 'num_filter', 'num_group', 'layout')
+    return _kw({k: attrs[k] for k in keep}, **override)
+
+
+@register('Convolution')
+class Convolution:
+    """N-d convolution (1-D/2-D/3-D) with grouped filters, stride, dilation and zero padding.
+
+    ``data`` (N, C, *spatial) (channel-last: (N, *spatial, C)), ``weight``
+    (num_filter, C / num_group, *kernel) (channel-last: (num_filter, *kernel, C / num_group)),
+    ``bias`` (num_filter,) unless ``no_bias``. Output (N, num_filter, *out) with
+    out = (n + 2 * pad - (dilate * (kernel - 1) + 1)) // stride + 1. ``workspace``,
+    ``cudnn_tune`` and ``cudnn_off`` only tune MXNet's kernels and are accepted as such.
+    """
+    inputs = ('data', 'weight', 'bias')
+    list_inputs = _with_bias
+    attrs = _CONV_ATTRS
+    check = _check_conv
+    infer_shape = _conv_infer
+    infer_type = _float_types
+
+    def compute(xp, attrs, data, weight, bias=None):
+        cl = _layout_of(attrs)[1]
+        out = _conv(xp, _to_cf(data, cl), _to_cf(weight, cl), _geom(attrs), attrs.num_group)
+        return _from_cf(xp, _add_bias(out, bias), cl)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        data, weight, g = inputs[0], inputs[1], ograds[0]
+        grads = [_conv_data_grad(F, attrs, g, weight, data),
+                 F._backward_Convolution_weight(g, data, **_conv_kw(attrs))]
+        return grads + _bias_grad(F, attrs, inputs, g)
+
+
+@register('_backward_Convolution_weight')
+class _backward_Convolution_weight:
+    """The gradient of Convolution's weight: ``ograd`` (N, num_filter, *out) correlated with the
+    windows of ``data`` (N, C, *spatial); output (num_filter, C / num_group, *kernel).
+
+    Bilinear in (ograd, data): its gradients are a Convolution (of data with the head, for
+    ograd) and a Deconvolution (of ograd with the head, for data).
+    """
+    inputs = ('ograd', 'data')
+    attrs = _CONV_ATTRS
+    check = _check_conv
+    infer_type = _float_types
+
+    def infer_shape(attrs, ograd, data):
+        geo = _geom(attrs)
+        nd, cl = _layout_of(attrs)
+        op = '_backward_Convolution_weight'
+        data = _check_rank(data, nd + 2, 'data', op)
+        ograd = _check_rank(ograd, nd + 2, 'ograd', op)
+        c = _in_channels(data, None, 1, attrs.num_group, cl, op)
+        n, _, sp = _split(data, cl) if data is not None else (0, 0, (0,) * nd)
+        grid = tuple(_conv_size(*a, op=op) for a in zip(sp, *geo))
+        ograd = merge_shape(ograd, _join(n, attrs.num_filter, grid, cl), 'ograd')
+        if data is not None:
+            data = _join(ograd[0], c, sp, cl)
+        return [ograd, data], [_join(attrs.num_filter, c // attrs.num_group, geo.kernel, cl)]
+
+    def compute(xp, attrs, ograd, data):
+        cl = _layout_of(attrs)[1]
+        dw = _conv_wgrad(xp, _to_cf(ograd, cl), _to_cf(data, cl), _geom(attrs), attrs.num_group)
+        return _from_cf(xp, dw, cl)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        g, data = inputs
+        head = ograds[0]
+        return [F.Convolution(data, head, no_bias=True, **_conv_kw(attrs)),
+                _conv_data_grad(F, attrs, g, head, data)]
+
+
+def _channel_axis(attrs, ndim):
+    return ndim - 1 if _is_channel_last(attrs.layout, ndim - 2) else 1
+
+
+@register('_backward_Convolution_bias')
+class _backward_Convolution_bias:
+    """The gradient of a convolution bias: ``data`` (N, C, *spatial) summed to (C,) (the
+    channel axis is the last one for a channel-last ``layout``)."""
+    inputs = ('data',)
+    attrs = dict(layout=Str(None, choices=_POOL_LAYOUTS))
+
+    def infer_shape(attrs, data):
+        if data is None:
+            return [None], [None]
+        return [data], [(data[_channel_axis(attrs, len(data))],)]
+
+    def compute(xp, attrs, data):
+        axis = _channel_axis(attrs, data.ndim)
+        return data.sum(axis=tuple(i for i in range(data.ndim) if i != axis))
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._broadcast_Convolution_bias(ograds[0], inputs[0], **_kw(attrs))]
+
+
+@register('_broadcast_Convolution_bias')
+class _broadcast_Convolution_bias:
+    """A bias (C,) broadcast along the channel axis of ``like`` (N, C, *spatial): the adjoint
+    of ``_backward_Convolution_bias``."""
+    inputs = ('bias', 'like')
+    attrs = dict(layout=Str(None, choices=_POOL_LAYOUTS))
+
+    def infer_shape(attrs, bias, like):
+        if like is None:
+            return [bias, like], [None]
+        bias = merge_shape(bias, (like[_channel_axis(attrs, len(like))],), 'bias')
+        return [bias, like], [like]
+
+    def infer_type(attrs, bias, like):
+        return [bias, like], [bias]
+
+    def compute(xp, attrs, bias, like):
+        shape = [1] * like.ndim
+        shape[_channel_axis(attrs, like.ndim)] = -1
+        return xp.ascontiguousarray(xp.broadcast_to(bias.reshape(shape), like.shape))
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._backward_Convolution_bias(ograds[0], **_kw(attrs)), None]
+
+
+@register('Deconvolution')
+class Deconvolution:
+    """Transposed convolution (the data gradient of Convolution), 1-D/2-D/3-D, grouped.
+
+    ``data`` (N, C, *spatial), ``weight`` (C, num_filter / num_group, *kernel) (channel-last:
+    (C, *kernel, num_filter / num_group)), ``bias`` (num_filter,) when ``no_bias`` is False.
+    Output (N, num_filter, *out), out = stride * (n - 1) + dilate * (kernel - 1) + 1
+    - 2 * pad + adj; a ``target_shape`` sets out and replaces pad/adj (MXNet's InferPad:
+    total = stride * (n - 1) + dilated kernel - target, pad = ceil(total / 2), adj = total % 2).
+    """
+    inputs = ('data', 'weight', 'bias')
+    list_inputs = _with_bias
+    attrs = _DECONV_ATTRS
+    check = _check_conv
+
+    def infer_shape(attrs, data, weight, bias=None):
+        return _conv_infer(attrs, data, weight, bias, deconv=True)
+    infer_type = _float_types
+
+    def compute(xp, attrs, data, weight, bias=None):
+        cl = _layout_of(attrs)[1]
+        x = _to_cf(data, cl)
+        geo, image = _deconv_geom(attrs, x.shape[2:])
+        out = _deconv(xp, x, _to_cf(weight, cl), geo, attrs.num_group, image)
+        return _from_cf(xp, _add_bias(out, bias), cl)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        data, weight, g = inputs[0], inputs[1], ograds[0]
+        cl = _layout_of(attrs)[1]
+        _, c, sp = _split(data.shape, cl)
+        kw = _conv_kw(attrs, pad=_deconv_geom(attrs, sp)[0].pad, num_filter=c)
+        grads = [F.Convolution(g, weight, no_bias=True, **kw),
+                 F._backward_Convolution_weight(data, g, **kw)]
+        return grads + _bias_grad(F, attrs, inputs, g)
+
+
+# -------------------------------------------------------------------------------------------------
+# Pooling
+# -------------------------------------------------------------------------------------------------
+
+_POOL_ATTRS = dict(kernel=Shape(()), pool_type=Str('max', choices=('avg', 'lp', 'max', 'sum')),
+                   global_pool=Bool(False), cudnn_off=Bool(False),
+                   pooling_convention=Str('valid', choices=('full', 'same', 'valid')),
+                   stride=Shape(()), pad=Shape(()), p_value=Int(None),
+                   count_include_pad=Bool(None), layout=Str(None, choices=_POOL_LAYOUTS))
+
+
+def _check_pool(attrs):
+    if not attrs.global_pool:
+        if not attrs.kernel:
+            raise ValueError('kernel is required unless global_pool=True')
+        same = attrs.pooling_convention == 'same'
+        # MXNet 1.9.1 reads three pad entries for 'same' (pad=(0, 0, 0)): any length of zeros
+        _check_window(attrs, ('stride',) if same else ('stride', 'pad'))
+        if same and len(attrs.kernel) != 1:
+            raise ValueError("pooling_convention='same' supports 1-D pooling only")
+        if same and any(attrs.pad):
+            raise ValueError("pooling_convention='same' does not take a pad")
+    if attrs.pool_type == 'lp' and attrs.p_value not in (1, 2, 3):
+        raise ValueError(f'lp pooling needs p_value 1, 2 or 3, got {attrs.p_value}')
+
+
+def _pool_layout(attrs, ndim):
+    if attrs.layout and len(attrs.layout) != ndim:
+        raise ShapeError(f'Pooling: layout {attrs.layout} does not fit {ndim}-d data')
+    return _is_channel_last(attrs.layout, ndim - 2)
+
+
+def _pool_infer_out(attrs, data):
+    """(data, output) shapes of Pooling; data None -> nothing known."""
+    if data is None:
+        return None, None
+    if attrs.global_pool:
+        if not 3 <= len(data) <= 5:
+            raise ShapeError(f'Pooling: data must have 3 to 5 dimensions, got {tuple(data)}')
+    else:
+        data = _check_rank(data, len(attrs.kernel) + 2, 'data', 'Pooling')
+    cl = _pool_layout(attrs, len(data))
+    n, c, sp = _split(tuple(data), cl)
+    return tuple(data), _join(n, c, _pool_cfg(attrs, sp).grid, cl)
+
+
+def _pool_outputs(attrs):
+    """MXNet 1.9.1 (oneDNN build) gives channel-first max pooling a hidden second output (its
+    workspace), which -symbol.json files count in node_row_ptr; here it repeats the result."""
+    nd = len(attrs.kernel) or 2
+    return 2 if attrs.pool_type == 'max' and not _is_channel_last(attrs.layout, nd) else 1
+
+
+def _pool_setup(attrs, data):
+    cl = _pool_layout(attrs, data.ndim)
+    x = _to_cf(data, cl)
+    return cl, x, _pool_cfg(attrs, x.shape[2:])
+
+
+@register('Pooling')
+class Pooling:
+    """Max, average, sum or Lp pooling over 1-D/2-D/3-D windows; ``global_pool`` pools each
+    whole map to size 1.
+
+    ``data`` (N, C, *spatial) (or channel-last). Output size per axis: 'valid'
+    (n + 2 * pad - kernel) // stride + 1, 'full' the same rounded up (windows may then run
+    past the padding; they count only up to it), 'same' (1-D) ceil(n / stride). Max ignores
+    NaN and gives the dtype's lowest value for a window without input elements; avg divides
+    by the window size including padding unless ``count_include_pad`` is False; lp is
+    (sum x^p)^(1/p) for p_value 1, 2, 3 (no absolute value, as in MXNet).
+    """
+    inputs = ('data',)
+    attrs = _POOL_ATTRS
+    check = _check_pool
+    num_outputs = _pool_outputs
+    num_visible_outputs = 1
+
+    def infer_shape(attrs, data):
+        data, out = _pool_infer_out(attrs, data)
+        return [data], [out] * _pool_outputs(attrs)
+
+    def infer_type(attrs, data):
+        ins, outs = _float_types(attrs, data)
+        return ins, outs * _pool_outputs(attrs)
+
+    def compute(xp, attrs, data):
+        cl, x, cfg = _pool_setup(attrs, data)
+        out = _from_cf(xp, _pool(xp, x, cfg), cl)
+        return (out, out) if _pool_outputs(attrs) == 2 else out
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x, y, g = inputs[0], outputs[0], ograds[0]
+        if attrs.pool_type != 'lp':
+            return [F._backward_Pooling(g, x, y, **_kw(attrs))]
+        # d/dx (sum x^p)^(1/p) = (x / y)^(p - 1): a sum-spread of g / y^(p-1) times x^(p-1)
+        kw = _kw(attrs, pool_type='sum', p_value=None)
+        if attrs.p_value == 1:
+            return [F._backward_Pooling(g, x, y, **kw)]
+        if attrs.p_value == 2:
+            return [F._backward_Pooling(g / y, x, y, **kw) * x]
+        return [F._backward_Pooling(g / (y * y), x, y, **kw) * (x * x)]
+
+
+def _check_backward_pool(attrs):
+    _check_pool(attrs)
+    if attrs.pool_type == 'lp':
+        raise NotSupportedError('_backward_Pooling does not take pool_type lp: the gradient '
+                                'of lp Pooling is a sum-type _backward_Pooling times (x/y)^(p-1)')
+
+
+def _backward_pool_infer(attrs, head, data, output):
+    data, out = _pool_infer_out(attrs, data)
+    return [merge_shape(head, out, 'ograd'), data, merge_shape(output, out, 'output')], [data]
+
+
+@register('_backward_Pooling')
+class _backward_Pooling:
+    """The gradient of Pooling: ``ograd`` (shape of the output) spread onto ``data``'s
+    positions: to the first maximum of each window (max; ``output`` is the pooled result),
+    evenly divided by the window count (avg) or copied (sum). Output: the shape of ``data``.
+    """
+    inputs = ('ograd', 'data', 'output')
+    attrs = _POOL_ATTRS
+    check = _check_backward_pool
+    infer_shape = _backward_pool_infer
+    infer_type = _float_types
+
+    def compute(xp, attrs, ograd, data, output):
+        cl, x, cfg = _pool_setup(attrs, data)
+        return _from_cf(xp, _pool_backward(xp, _to_cf(ograd, cl), x, _to_cf(output, cl), cfg),
+                        cl)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        head = ograds[0]
+        if attrs.pool_type == 'max':
+            return [F._backward_Pooling_gather(head, inputs[1], inputs[2], **_kw(attrs)),
+                    None, None]
+        return [F.Pooling(head, **_kw(attrs)), None, None]
+
+
+def _check_gather(attrs):
+    _check_pool(attrs)
+    if attrs.pool_type != 'max':
+        raise ValueError('_backward_Pooling_gather is the routing of max pooling; '
+                         f'pool_type must be max, got {attrs.pool_type}')
+
+
+@register('_backward_Pooling_gather')
+class _backward_Pooling_gather:
+    """The gradient of max ``_backward_Pooling`` with respect to its ``ograd``: for each window
+    the value of ``data_grad`` (shape of ``data``) at the window's first maximum. Output: the
+    shape of ``output``. Its own gradient is ``_backward_Pooling`` again.
+    """
+    inputs = ('data_grad', 'data', 'output')
+    attrs = _POOL_ATTRS
+    check = _check_gather
+    infer_type = _float_types
+
+    def infer_shape(attrs, head, data, output):
+        data, out = _pool_infer_out(attrs, data)
+        data = merge_shape(head, data, 'data_grad')
+        out = merge_shape(output, out, 'output')
+        return [data, data, out], [out]
+
+    def compute(xp, attrs, head, data, output):
+        cl, x, cfg = _pool_setup(attrs, data)
+        return _from_cf(xp, _pool_gather(xp, _to_cf(head, cl), x, _to_cf(output, cl), cfg), cl)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._backward_Pooling(ograds[0], inputs[1], inputs[2], **_kw(attrs)), None, None]
+
+
+# -------------------------------------------------------------------------------------------------
+# UpSampling
+# -------------------------------------------------------------------------------------------------
+
+def _blocks(xp, a, sh, sw):
+    """The (N, C, H, sh, W, sw) view of a (N, C, H * sh, W * sw) array (writes go through)."""
+    n, c, oh, ow = a.shape
+    st = a.strides
+    return xp.lib.stride_tricks.as_strided(
+        a, (n, c, oh // sh, sh, ow // sw, sw), (st[0], st[1], st[2] * sh, st[2], st[3] * sw, st[3]))
+
+
+def _check_upsampling(attrs):
+    if attrs.scale < 1 or attrs.num_args < 1:
+        raise ValueError(f'scale ({attrs.scale}) and num_args ({attrs.num_args}) must be '
+                         'positive')
+
+
+def _nearest_infer(scale, mode, shapes, op='UpSampling'):
+    """(input shapes, output shape) of nearest upsampling: input 0 scaled by ``scale`` sets
+    the output size; every other input must scale to it by a whole factor."""
+    shapes = [None if s is None else tuple(s) for s in shapes]
+    for i, s in enumerate(shapes):
+        if s is not None and len(s) != 4:
+            raise ShapeError(f'{op}: input {i} must be 4-d (N, C, H, W), got {s}')
+    first = shapes[0] or (0, 0, 0, 0)
+    oh, ow = first[2] * scale, first[3] * scale
+    n, chans = 0, []
+    for i, s in enumerate(shapes):
+        if s is None:
+            chans.append(0)
+            continue
+        if n and s[0] and s[0] != n:
+            raise ShapeError(f'{op}: input {i} has batch size {s[0]}, input 0 has {n}')
+        n = n or s[0]
+        chans.append(s[1])
+        if s[2] and oh and (oh % s[2] or s[3] and ow and s[3] * (oh // s[2]) != ow):
+            raise ShapeError(f'{op}: input {i} of shape {s} does not upsample by a whole '
+                             f'factor to the output size {(oh, ow)}')
+    if mode == 'sum':
+        known = {c for c in chans if c}
+        if len(known) > 1:
+            raise ShapeError(f'{op}: multi_input_mode=sum needs the same channels, got {chans}')
+        c = known.pop() if known else 0
+    else:
+        c = sum(chans) if all(chans) else 0
+    ins = [None if s is None else (n,) + s[1:] for s in shapes]
+    return ins, (n, c, oh, ow)
+
+
+def _bilinear_geom(scale):
+    kernel = 2 * scale - scale % 2
+    pad = scale // 2              # ceil((scale - 1) / 2)
+    return Geom((kernel, kernel), (scale, scale), (1, 1), (pad, pad))
+
+
+def _upsample(xp, attrs, args):
+    out_h, out_w = args[0].shape[2] * attrs.scale, args[0].shape[3] * attrs.scale
+    if attrs.multi_input_mode == 'sum':
+        chans = args[0].shape[1]
+    else:
+        chans = sum(a.shape[1] for a in args)
+    out = xp.empty((args[0].shape[0], chans, out_h, out_w), dtype=args[0].dtype)
+    start = 0
+    for i, a in enumerate(args):
+        s = out_h // a.shape[2]
+        if attrs.multi_input_mode == 'sum':
+            target = _blocks(xp, out, s, s)
+        else:
+            target = _blocks(xp, out[:, start:start + a.shape[1]], s, s)
+            start += a.shape[1]
+        if i and attrs.multi_input_mode == 'sum':
+            target += a[:, :, :, None, :, None]
+        else:
+            target[...] = a[:, :, :, None, :, None]
+    return out
+
+
+@register('UpSampling')
+class UpSampling:
+    """Upsampling of (N, C, H, W) maps by an integer ``scale``.
+
+    'nearest': any number of inputs; input 0 gives the output size (H * scale, W * scale),
+    each other input is repeated by the whole factor that reaches it; the results are
+    concatenated along channels (``multi_input_mode='concat'``) or added ('sum').
+    'bilinear': inputs ``data`` (N, C, H, W) and ``weight`` (C, 1, k, k),
+    k = 2 * scale - scale % 2: a Deconvolution with stride ``scale``, pad ceil((scale - 1) / 2)
+    and ``num_group = num_filter = C`` (MXNet requires num_filter to equal C).
+    """
+    variadic = 'num_args'
+    attrs = dict(scale=Int(), num_filter=Int(0), sample_type=Str(choices=('bilinear', 'nearest')),
+                 multi_input_mode=Str('concat', choices=('concat', 'sum')), num_args=Int(),
+                 workspace=Int(512))
+    check = _check_upsampling
+    infer_type = _float_types
+
+    def list_inputs(attrs):
+        if attrs.sample_type == 'bilinear':
+            return ('data', 'weight')
+        return tuple(f'arg{i}' for i in range(attrs.num_args))
+
+    def infer_shape(attrs, *shapes):
+        if attrs.sample_type == 'nearest':
+            if len(shapes) != attrs.num_args:
+                raise ShapeError(f'UpSampling: num_args is {attrs.num_args}, '
+                                 f'{len(shapes)} inputs given')
+            ins, out = _nearest_infer(attrs.scale, attrs.multi_input_mode, shapes)
+            return ins, [out]
+        if len(shapes) != 2:
+            raise ShapeError(f'bilinear UpSampling takes data and weight, got {len(shapes)} '
+                             'inputs')
+        data, weight = shapes
+        data = _check_rank(data, 4, 'data', 'UpSampling')
+        k = _bilinear_geom(attrs.scale).kernel[0]
+        weight = merge_shape(weight, (0, 1, k, k), 'weight')
+        n, c, h, w = data or (0, 0, 0, 0)
+        c = c or weight[0] or attrs.num_filter
+        if c and attrs.num_filter != c or weight[0] and weight[0] != c:
+            raise ShapeError(f'bilinear UpSampling: num_filter ({attrs.num_filter}), the '
+                             f'channels of data and the weight {weight} must agree')
+        data = (n, c, h, w) if data is not None or c else None
+        return [data, (c, 1, k, k)], [(n, c, h * attrs.scale, w * attrs.scale)]
+
+    def compute(xp, attrs, *args):
+        if attrs.sample_type == 'nearest':
+            return _upsample(xp, attrs, args)
+        x, w = args
+        geo = _bilinear_geom(attrs.scale)
+        return _deconv(xp, x, w, geo, x.shape[1], tuple(n * attrs.scale for n in x.shape[2:]))
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        g = ograds[0]
+        if attrs.sample_type == 'nearest':
+            n = len(inputs)
+            grads = F._backward_UpSampling(g, *inputs, scale=attrs.scale, num_args=n + 1,
+                                           multi_input_mode=attrs.multi_input_mode)
+            return _outputs_list(grads, n)
+        x, w = inputs
+        geo = _bilinear_geom(attrs.scale)
+        c = x.shape[1]
+        kw = dict(kernel=geo.kernel, stride=geo.stride, pad=geo.pad, num_filter=c, num_group=c)
+        return [F.Convolution(g, w, no_bias=True, **kw),
+                F._backward_Convolution_weight(x, g, **kw)]
+
+
+@register('_backward_UpSampling')
+class _backward_UpSampling:
+    """The gradient of nearest UpSampling: ``ograd`` (N, C_out, H_out, W_out), then the
+    ``num_args - 1`` upsampled inputs (for their shapes). Output i: the channels of ograd that
+    came from input i, summed over each input position's block (shape of input i).
+    Its gradient is UpSampling of the head gradients."""
+    variadic = 'num_args'
+    attrs = dict(scale=Int(), multi_input_mode=Str('concat', choices=('concat', 'sum')),
+                 num_args=Int())
+    check = _check_upsampling
+
+    def num_outputs(attrs):
+        return attrs.num_args - 1
+
+    def infer_type(attrs, *dtypes):
+        ins, outs = _float_types(attrs, *dtypes)
+        return ins, outs * (len(dtypes) - 1)
+
+    def infer_shape(attrs, ograd, *datas):
+        if not datas:
+            raise ShapeError('_backward_UpSampling needs the upsampled inputs after ograd')
+        ins, out = _nearest_infer(attrs.scale, attrs.multi_input_mode, datas,
+                                  '_backward_UpSampling')
+        ograd = merge_shape(ograd, out, 'ograd')
+        if ograd and ograd[0]:
+            ins = [None if s is None else (ograd[0],) + s[1:] for s in ins]
+        return [ograd] + ins, ins
+
+    def compute(xp, attrs, ograd, *datas):
+        grads, start = [], 0
+        for d in datas:
+            s = ograd.shape[2] // d.shape[2]
+            if attrs.multi_input_mode == 'sum':
+                part = ograd
+            else:
+                part = ograd[:, start:start + d.shape[1]]
+                start += d.shape[1]
+            grads.append(_blocks(xp, part, s, s).sum(axis=(3, 5)))
+        return tuple(grads)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        datas = inputs[1:]
+        heads = [F.zeros_like(d) if h is None else h for h, d in zip(ograds, datas)]
+        up = F.UpSampling(*heads, scale=attrs.scale, sample_type='nearest',
+                          multi_input_mode=attrs.multi_input_mode, num_args=len(heads))
+        return [up] + [None] * len(datas)
+
+
+# -------------------------------------------------------------------------------------------------
+# Adaptive average pooling and bilinear resizing: separable linear maps (matrices per axis)
+# -------------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=256)
+def _adaptive_matrix(n_in, n_out):
+    """(n_out, n_in): output i averages inputs floor(i n / m) .. ceil((i + 1) n / m) - 1."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo, hi = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+@functools.lru_cache(maxsize=256)
+def _bilinear_matrix(n_in, n_out, align_corners):
+    """(n_out, n_in) linear interpolation weights, with MXNet's float32 source coordinates:
+    i * (n_in - 1) / (n_out - 1) with align_corners, else (i + 0.5) * n_in / n_out - 0.5
+    (at least 0); the upper neighbour is clamped to the last input."""
+    if n_in == n_out:
+        return np.eye(n_in)
+    m = np.zeros((n_out, n_in))
+    f32 = np.float32
+    if n_out > 1:
+        scale = f32(n_in - 1) / f32(n_out - 1) if align_corners else f32(n_in) / f32(n_out)
+    else:
+        scale = f32(0)
+    for i in range(n_out):
+        # MXNet's float kernel compiles (i + 0.5) * scale - 0.5 to a fused multiply-add: one
+        # rounding to float32 (matches its output bit for bit)
+        src = scale * f32(i) if align_corners else max(f32(float(scale) * (i + 0.5) - 0.5), 0)
+        lo = int(src)
+        lam = float(src) - lo
+        m[i, lo] += 1 - lam
+        m[i, lo + (lo < n_in - 1)] += lam
+    return m
+
+
+def _apply_2d(xp, x, mh, mw):
+    """mh @ x @ mw.T over the last two axes (an identity factor is skipped); a new array."""
+    data = x
+    if mh.shape[0] != mh.shape[1] or not np.array_equal(mh, np.eye(mh.shape[0])):
+        x = xp.matmul(xp.asarray(mh, dtype=x.dtype), x)
+    if mw.shape[0] != mw.shape[1] or not np.array_equal(mw, np.eye(mw.shape[0])):
+        x = xp.matmul(x, xp.asarray(mw.T, dtype=x.dtype))
+    return x.copy() if _shares(xp, x, data) else x
+
+
+def _output_size(attrs):
+    size = tuple(attrs.output_size) or (1,)
+    return size * 2 if len(size) == 1 else size
+
+
+def _check_adaptive(attrs):
+    size = attrs.output_size
+    if len(size) > 2 or size and min(size) < 1:
+        raise ValueError(f'output_size must be one or two positive sizes, got {size}')
+
+
+def _map_infer(data, out_hw, op):
+    data = _check_rank(data, 4, 'data', op)
+    if data is None:
+        return None, None
+    return data, data[:2] + tuple(out_hw)
+
+
+@register('_contrib_AdaptiveAvgPooling2D')
+class _contrib_AdaptiveAvgPooling2D:
+    """Average pooling of (N, C, H, W) to (N, C, *output_size) with adaptive windows: output
+    row i averages input rows floor(i H / OH) to ceil((i + 1) H / OH) - 1 (same for columns).
+    ``output_size`` () means (1, 1), an int k means (k, k)."""
+    inputs = ('data',)
+    attrs = dict(output_size=Shape(()))
+    check = _check_adaptive
+    infer_type = _float_types
+
+    def infer_shape(attrs, data):
+        data, out = _map_infer(data, _output_size(attrs), 'AdaptiveAvgPooling2D')
+        return [data], [out]
+
+    def compute(xp, attrs, data):
+        oh, ow = _output_size(attrs)
+        return _apply_2d(xp, data, _adaptive_matrix(data.shape[2], oh),
+                         _adaptive_matrix(data.shape[3], ow))
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._backward_contrib_AdaptiveAvgPooling2D(ograds[0], inputs[0], **_kw(attrs))]
+
+
+def _backward_map_infer(op, out_hw):
+    def infer_shape(attrs, ograd, data):
+        data = _check_rank(data, 4, 'data', op)
+        ograd = _check_rank(ograd, 4, 'ograd', op)
+        if data is not None:
+            ograd = merge_shape(ograd, data[:2] + tuple(out_hw(attrs, ograd)), 'ograd')
+        return [ograd, data], [data]
+    return infer_shape
+
+
+@register('_backward_contrib_AdaptiveAvgPooling2D')
+class _backward_contrib_AdaptiveAvgPooling2D:
+    """The gradient of AdaptiveAvgPooling2D: ``ograd`` (N, C, OH, OW) spread back onto the
+    shape of ``data`` (N, C, H, W) (the transposed averaging); its gradient is the pooling."""
+    inputs = ('ograd', 'data')
+    attrs = dict(output_size=Shape(()))
+    check = _check_adaptive
+    infer_type = _float_types
+    infer_shape = _backward_map_infer('_backward_contrib_AdaptiveAvgPooling2D',
+                                      lambda attrs, ograd: _output_size(attrs))
+
+    def compute(xp, attrs, ograd, data):
+        h, w = data.shape[2:]
+        return _apply_2d(xp, ograd, _adaptive_matrix(h, ograd.shape[2]).T,
+                         _adaptive_matrix(w, ograd.shape[3]).T)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_AdaptiveAvgPooling2D(ograds[0], **_kw(attrs)), None]
+
+
+_RESIZE_MODES = ('like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down',
+                 'to_odd_up')
+
+
+def _check_resize(attrs):
+    if not (1 <= attrs.height <= 10000 and 1 <= attrs.width <= 10000):
+        raise ValueError(f'height ({attrs.height}) and width ({attrs.width}) must be in '
+                         '[1, 10000]')
+    if attrs.mode == 'size' and attrs.scale_height is not None and attrs.scale_width is None:
+        # MXNet reads scale_width whenever scale_height is set (and ignores it otherwise)
+        raise ValueError('scale_height needs scale_width')
+    if attrs.mode == 'odd_scale' and (attrs.scale_height is None or attrs.scale_width is None):
+        raise ValueError("mode='odd_scale' needs scale_height and scale_width")
+
+
+def _resize_hw(attrs, data, like):
+    """MXNet's output (height, width) of BilinearResize2D (0 where unknown)."""
+    h, w = data[2], data[3]
+    f32 = np.float32
+    mode = attrs.mode
+    if mode == 'like':
+        return (like[2], like[3]) if like is not None else (0, 0)
+    if mode == 'size':
+        if attrs.scale_height is None:
+            return attrs.height, attrs.width
+        return int(f32(attrs.scale_height) * f32(h)), int(f32(attrs.scale_width) * f32(w))
+    if mode == 'odd_scale':
+        return tuple(int(f32(scale) * f32(n)) if n % 2 == 0 else int(f32(scale) * f32(n - 1)) + 1
+                     if n else 0 for n, scale in ((h, attrs.scale_height),
+                                                  (w, attrs.scale_width)))
+    parity = 0 if mode.startswith('to_even') else 1
+    step = -1 if mode.endswith('down') else 1
+    return tuple(0 if not n else n if n % 2 == parity else n + step for n in (h, w))
+
+
+@register('_contrib_BilinearResize2D')
+class _contrib_BilinearResize2D:
+    """Bilinear resizing of (N, C, H, W) to (N, C, OH, OW).
+
+    The size: mode 'size' (``height``, ``width``, or int(scale * H), int(scale * W) when
+    ``scale_height`` is given), 'like' (the H, W of the input ``like``), 'odd_scale'
+    (int(scale * n) for even n, int(scale * (n - 1)) + 1 for odd), 'to_even_down/up',
+    'to_odd_down/up' (the nearest such size). Source coordinates: i (n - 1) / (m - 1) with
+    ``align_corners``, else (i + 0.5) n / m - 0.5 clamped at 0.
+    """
+    inputs = ('data', 'like')
+    attrs = dict(height=Int(1), width=Int(1), scale_height=Float(None), scale_width=Float(None),
+                 mode=Str('size', choices=_RESIZE_MODES), align_corners=Bool(True))
+    check = _check_resize
+
+    def list_inputs(attrs):
+        return ('data', 'like') if attrs.mode == 'like' else ('data',)
+
+    def infer_shape(attrs, data, like=None):
+        data = _check_rank(data, 4, 'data', 'BilinearResize2D')
+        like = _check_rank(like, 4, 'like', 'BilinearResize2D')
+        if data is None:
+            return [data, like][:1 + (attrs.mode == 'like')], [None]
+        hw = _resize_hw(attrs, data, like)
+        if attrs.mode != 'like' and any(n and s < 1 for n, s in zip(data[2:], hw)):
+            raise ShapeError(f'BilinearResize2D: output size {hw} is empty')
+        return [data, like][:1 + (attrs.mode == 'like')], [data[:2] + tuple(hw)]
+
+    def infer_type(attrs, data, like=None):
+        _float_types(attrs, data)
+        return [data, like][:1 + (attrs.mode == 'like')], [data]
+
+    def compute(xp, attrs, data, like=None):
+        oh, ow = _resize_hw(attrs, data.shape, None if like is None else like.shape)
+        ac = attrs.align_corners
+        return _apply_2d(xp, data, _bilinear_matrix(data.shape[2], oh, ac),
+                         _bilinear_matrix(data.shape[3], ow, ac))
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        g = F._backward_contrib_BilinearResize2D(ograds[0], inputs[0],
+                                                 align_corners=attrs.align_corners)
+        return [g] + [None] * (len(inputs) - 1)
+
+
+@register('_backward_contrib_BilinearResize2D')
+class _backward_contrib_BilinearResize2D:
+    """The gradient of BilinearResize2D: ``ograd`` (N, C, OH, OW) sent back through the
+    interpolation weights onto the shape of ``data`` (N, C, H, W). Its gradient is
+    BilinearResize2D (mode 'like') of the head to ograd's size."""
+    inputs = ('ograd', 'data')
+    attrs = dict(align_corners=Bool(True))
+    infer_type = _float_types
+    infer_shape = _backward_map_infer('_backward_contrib_BilinearResize2D',
+                                      lambda attrs, ograd: (ograd or (0,) * 4)[2:])
+
+    def compute(xp, attrs, ograd, data):
+        h, w = data.shape[2:]
+        ac = attrs.align_corners
+        return _apply_2d(xp, ograd, _bilinear_matrix(h, ograd.shape[2], ac).T,
+                         _bilinear_matrix(w, ograd.shape[3], ac).T)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_BilinearResize2D(ograds[0], inputs[0], mode='like',
+                                            align_corners=attrs.align_corners), None]
+
+
+# -------------------------------------------------------------------------------------------------
+# im2col / col2im
+# -------------------------------------------------------------------------------------------------
+
+_IM2COL_ATTRS = dict(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()))
+
+
+def _check_im2col(attrs):
+    _check_window(attrs, ('stride', 'dilate', 'pad'))
+    size = attrs.get('output_size')
+    if size is not None and (len(size) != len(attrs.kernel) or min(size) < 1):
+        raise ValueError(f'output_size {size} must give a positive size per kernel dimension')
+
+
+@register('im2col')
+class im2col:
+    """The sliding windows of ``data`` (N, C, *spatial) as columns: (N, C * prod(kernel), L),
+    rows ordered (channel, kernel offsets), L the number of windows (Convolution's output
+    positions). MXNet provides the 2-D form; 1-D and 3-D follow the same rule."""
+    inputs = ('data',)
+    attrs = _IM2COL_ATTRS
+    check = _check_im2col
+
+    def infer_shape(attrs, data):
+        geo = _geom(attrs)
+        data = _check_rank(data, len(geo.kernel) + 2, 'data', 'im2col')
+        if data is None:
+            return [None], [None]
+        grid = [_conv_size(*a, op='im2col') for a in zip(data[2:], *geo)]
+        return [data], [(data[0], data[1] * math.prod(geo.kernel),
+                         math.prod(grid) if all(grid) else 0)]
+
+    def compute(xp, attrs, data):
+        geo = _geom(attrs)
+        grid = tuple(_conv_size(*a) for a in zip(data.shape[2:], *geo))
+        cols = _im2col(xp, data, geo, grid).reshape(data.shape[0], -1, math.prod(grid))
+        return cols.copy() if cols.size and _shares(xp, cols, data) else cols
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F.col2im(ograds[0], output_size=inputs[0].shape[2:], **_kw(attrs))]
+
+
+
+
+@register('col2im')
+class col2im:
+    """The adjoint of im2col: columns (N, C * prod(kernel), L) summed back into an image
+    (N, C, *output_size) (overlapping windows add up)."""
+    inputs = ('data',)
+    attrs = dict(output_size=Shape(), **_IM2COL_ATTRS)
+    check = _check_im2col
+
+    def infer_shape(attrs, data):
+        geo = _geom(attrs)
+        data = _check_rank(data, 3, 'data', 'col2im')
+        if data is None:
+            return [None], [None]
+        k = math.prod(geo.kernel)
+        grid = math.prod(_conv_size(*a, op='col2im') for a in zip(attrs.output_size, *geo))
+        if data[1] % k or data[2] and data[2] != grid:
+            raise ShapeError(f'col2im: data {tuple(data)} does not hold C * {k} rows of {grid} '
+                             f'windows of output_size {attrs.output_size}')
+        return [(data[0], data[1], grid)], [(data[0], data[1] // k) + tuple(attrs.output_size)]
+
+    def compute(xp, attrs, data):
+        geo = _geom(attrs)
+        image = tuple(attrs.output_size)
+        grid = tuple(_conv_size(*a) for a in zip(image, *geo))
+        cols = data.reshape((data.shape[0], -1) + geo.kernel + grid)
+        out = _col2im(xp, cols, geo, image)
+        return out.copy() if out.size and _shares(xp, out, data) else out
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        kw = _kw(attrs)
+        del kw['output_size']
+        return [F.im2col(ograds[0], **kw)]

@@ -68,7 +68,7 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 # name, forward(xp, x), gradient(F, x, y, g) or None for a zero gradient, aliases
 UNARY = [
     ('abs', lambda xp, x: xp.abs(x), lambda F, x, y, g: g * F.sign(x), ()),
-    ('sign', lambda xp, x: xp.sign(x), None, ()),
+    ('sign', lambda xp, x: xp.where(xp.isnan(x), 0, xp.sign(x)), None, ()),   # MXNet: 0 at NaN
     ('negative', lambda xp, x: -x, lambda F, x, y, g: -g, ()),
     ('reciprocal', lambda xp, x: xp.reciprocal(x), lambda F, x, y, g: -g * y * y, ()),
     ('square', lambda xp, x: x * x, lambda F, x, y, g: g * x * 2, ()),

@@ -39,6 +39,16 @@ Null = _NullType()
 # functions MXNet's Python layer adds to a namespace under another name
 _EXTRA = {'_sample_multinomial': ('random', 'multinomial'), '_shuffle': ('random', 'shuffle')}
 
+# names under which MXNet's Python layer wraps an operator: its Symbols are named after the
+# operator (sym.zeros -> _zeros0, sym.random.uniform -> _random_uniform0, sym.eye -> _eye0)
+_WRAPPERS = {'zeros', 'ones', 'arange', 'linspace', 'eye'}
+
+
+def _wrapper_hint(op, name, space):
+    if name in _WRAPPERS or name in _EXTRA or (space == 'random' and name == op.name):
+        return op.hint
+    return None
+
 
 def exposure(name):
     """(namespace, python name) under which MXNet exposes the operator name ``name``."""
@@ -103,12 +113,18 @@ def bind_arguments(op, args, kwargs, extras, pyname=None):
     params = op.parse_attrs(given)
     if op.variadic is None:
         names = op.list_inputs(params)
-        stray = [k for k, v in given_inputs.items() if v is not None and k not in names]
-        if stray:
-            raise AttributeParseError(
-                f'operator {op.name}: input(s) {", ".join(stray)} given, but with these '
-                f'attributes it takes only {", ".join(names)}')
-        inputs = [given_inputs.get(n) for n in names]
+        present = [given_inputs[k] for k in op.inputs if given_inputs.get(k) is not None]
+        if len(present) == len(names):
+            # as MXNet's generated functions: the given inputs, in declared order, are the
+            # operator's inputs (RNN(x, params, h, seq_len, mode='gru') fills sequence_length)
+            inputs = present
+        else:
+            stray = [k for k, v in given_inputs.items() if v is not None and k not in names]
+            if stray:
+                raise AttributeParseError(
+                    f'operator {op.name}: input(s) {", ".join(stray)} given, but with these '
+                    f'attributes it takes only {", ".join(names)}')
+            inputs = [given_inputs.get(n) for n in names]
     return inputs, params, given, extra_values
 
 
@@ -119,21 +135,25 @@ def _unknown_argument(op, key, pyname):
         f'{inputs}; attributes: {op.describe_attrs()}')
 
 
-def make_function(op, pyname, invoke, extras):
+def make_function(op, pyname, invoke, extras, hint=None):
     """The frontend function of ``op`` under ``pyname``: binds, then ``invoke(op, ...)``.
 
     ``invoke(op, inputs, params, given, hint, **extras)`` is the backend's (NDArray or Symbol).
     The naming hint of a Symbol is the called name in lower case, as in MXNet
-    (``sym.FullyConnected`` -> ``fullyconnected0``, ``sym._Plus`` -> ``_plus0``).
+    (``sym.FullyConnected`` -> ``fullyconnected0``, ``sym._Plus`` -> ``_plus0``), or ``hint``
+    for functions that MXNet writes in Python around an operator (``sym.zeros`` -> ``_zeros0``).
     """
-    hint = pyname.lower()
+    hint = hint or pyname.lower()
     array_form = getattr(op, 'array_form', None)
 
     def function(*args, **kwargs):
-        if array_form is not None and _has_array_attr(op, args, kwargs):
+        if array_form is not None and _has_array_attr(args, kwargs, extras):
+            # MXNet's nd.random.X(loc=array, ...) calls _sample_X(mu, ...): the parameters
+            # become the inputs in order, ctx is dropped (the arrays say where)
             target = registry.get(array_form)
+            args, kwargs = _to_array_form(op, target, args, kwargs)
             inputs, params, given, extra = bind_arguments(target, args, kwargs, extras, pyname)
-            return invoke(target, inputs, params, given, hint, **extra)
+            return invoke(target, inputs, params, given, target.hint, **extra)
         inputs, params, given, extra = bind_arguments(op, args, kwargs, extras, pyname)
         return invoke(op, inputs, params, given, hint, **extra)
 
@@ -145,9 +165,23 @@ def make_function(op, pyname, invoke, extras):
     return function
 
 
-def _has_array_attr(op, args, kwargs):
-    values = list(args) + list(kwargs.values())
+def _has_array_attr(args, kwargs, extras):
+    values = list(args) + [v for k, v in kwargs.items() if k not in extras]
     return any(hasattr(v, '_is_hybrid_value') for v in values)
+
+
+def _to_array_form(op, target, args, kwargs):
+    names = list(op.attrs)
+    if len(args) > len(names):
+        raise TypeError(f'{op.name}() takes at most {len(names)} positional arguments')
+    rename = dict(zip(names, target.inputs))
+    merged = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key in merged:
+            raise TypeError(f'{op.name}() got multiple values for argument {key!r}')
+        merged[key] = value
+    merged.pop('ctx', None)
+    return (), {rename.get(k, k): v for k, v in merged.items()}
 
 
 def _docstring(op, pyname):
@@ -180,13 +214,34 @@ def populate(module, invoke, extras):
     for name in registry.all_names():
         op = registry.find(name)
         space, pyname = exposure(name)
-        fn = make_function(op, pyname, invoke, extras)
+        fn = make_function(op, pyname, invoke, extras, _wrapper_hint(op, name, space))
         target = spaces[space]
         if not hasattr(target, pyname):          # handwritten functions take precedence
             setattr(target, pyname, fn)
         setattr(spaces['op'], name, fn)
         if name in _EXTRA:
             space, pyname = _EXTRA[name]
-            setattr(spaces[space], pyname, make_function(op, pyname, invoke, extras))
+            setattr(spaces[space], pyname, make_function(op, pyname, invoke, extras, op.hint))
+    _add_random_wrappers(spaces['random'], spaces['op'])
     return spaces
+
+
+def _add_random_wrappers(random, ops):
+    """The two ``random`` functions whose MXNet signature is not an operator's."""
+
+    def exponential(scale=1, shape=Null, dtype=Null, ctx=None, **kwargs):
+        """Draws from an exponential distribution of mean ``scale`` (MXNet passes 1/scale)."""
+        if hasattr(scale, '_is_hybrid_value'):
+            return ops._sample_exponential(1.0 / scale, shape=shape, dtype=dtype, **kwargs)
+        return ops._random_exponential(lam=1.0 / scale, shape=shape, dtype=dtype, ctx=ctx,
+                                       **kwargs)
+
+    def randn(*shape, **kwargs):
+        """Standard normal draws of ``shape`` (``loc``, ``scale``, ``dtype``, ``ctx`` by keyword)."""
+        loc = kwargs.pop('loc', 0)
+        scale = kwargs.pop('scale', 1)
+        return random.normal(loc, scale, shape, **kwargs)
+
+    random.exponential = exponential
+    random.randn = randn
 

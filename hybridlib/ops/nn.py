@@ -1,1 +1,931 @@
-"""(being written)"""
+"""Neural-network layers other than convolution, pooling and normalisation.
+
+``FullyConnected``, ``dot`` and ``batch_dot`` (BLAS through ``xp.matmul``/``tensordot``); the
+activations ``Activation`` and ``LeakyReLU``; the softmax family (``softmax``, ``log_softmax``,
+``softmin``, ``SoftmaxActivation``); the loss layers ``SoftmaxOutput``,
+``softmax_cross_entropy``, ``MakeLoss`` and the ``*RegressionOutput`` operators; ``Dropout``.
+
+Loss layers reproduce MXNet's convention that their gradient is the loss gradient itself: the
+head gradient is ignored (``SoftmaxOutput``, ``*RegressionOutput``, ``MakeLoss``), so they are
+tested against MXNet's gradients rather than against finite differences.
+"""
+import math
+
+import numpy as np
+
+from ..base import DTypeError, ShapeError
+from .. import random as _random   # hybridlib.random's __getattr__ would import ndarray early
+from . import special
+from .attrs import Bool, DType, Float, Int, Shape, Str
+from .elemwise import not_differentiable_twice
+from .registry import (OpDef, known, merge_shape, normalize_axis, register, register_op,
+                       same_dtype)
+
+__all__ = []
+
+_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+# MXNet's SELU constants (mshadow_op.h)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+
+
+class _BoolOrNone(Bool):
+    """MXNet's ``boolean or None`` attributes (``use_length``, Dropout's ``cudnn_off``)."""
+
+    @property
+    def optional(self):
+        return True
+
+
+def _float_dtype(attrs, *dtypes, what='inputs'):
+    """``same_dtype``, restricted to the float types MXNet's BLAS-backed operators accept."""
+    ins, outs = same_dtype(attrs, *dtypes)
+    if outs[0] is not None and outs[0] not in _FLOATS:
+        raise DTypeError(f'{what} must be float16, float32 or float64, got {outs[0].name}')
+    return ins, outs
+
+
+def _prod(dims):
+    """The product of known dimensions, 0 when any is unknown."""
+    return 0 if 0 in dims else int(np.prod(dims, dtype=np.int64))
+
+
+# -------------------------------------------------------------------------------------------------
+# dot, batch_dot, FullyConnected
+# -------------------------------------------------------------------------------------------------
+
+def _dot_axes(attrs, nda, ndb):
+    """The contracted axes of MXNet's dot: a's first (transpose_a) or last, b's last
+    (transpose_b) or first; a vector's only axis whatever the flags."""
+    ax_a = 0 if attrs.transpose_a or nda == 1 else nda - 1
+    ax_b = ndb - 1 if attrs.transpose_b and ndb > 1 else 0
+    return ax_a, ax_b
+
+
+def _matrix_grads(op, a, b, g, ta, tb):
+    """Gradients of ``op(a, b, transpose_a=ta, transpose_b=tb)`` (2-D or batched)."""
+    if not ta and not tb:
+        return op(g, b, transpose_b=True), op(a, g, transpose_a=True)
+    if ta and not tb:
+        return op(b, g, transpose_b=True), op(a, g)
+    if not ta and tb:
+        return op(g, b), op(g, a, transpose_a=True)
+    return (op(b, g, transpose_a=True, transpose_b=True),
+            op(g, a, transpose_a=True, transpose_b=True))
+
+
+@register('dot')
+class dot:
+    """MXNet's dot: contracts one axis of ``lhs`` with one axis of ``rhs``.
+
+    ``lhs`` (..., k) and ``rhs`` (k, ...) give (lhs[:-1] + rhs[1:]); ``transpose_a`` contracts
+    lhs's first axis instead (lhs (k, ...)), ``transpose_b`` rhs's last (rhs (..., k)); two
+    vectors give their inner product of shape (1,). ``forward_stype`` only chooses MXNet's
+    output storage; the result here is always dense, with the same values.
+    """
+    inputs = ('lhs', 'rhs')
+    attrs = dict(transpose_a=Bool(False), transpose_b=Bool(False),
+                 forward_stype=Str(None, choices=('csr', 'default', 'row_sparse')))
+
+    def compute(xp, attrs, lhs, rhs):
+        if lhs.ndim == 1 and rhs.ndim == 1:
+            return xp.dot(lhs, rhs).reshape(1)
+        if lhs.ndim <= 2 and rhs.ndim <= 2:
+            a = lhs.T if attrs.transpose_a else lhs
+            b = rhs.T if attrs.transpose_b else rhs
+            return xp.matmul(a, b)
+        ax_a, ax_b = _dot_axes(attrs, lhs.ndim, rhs.ndim)
+        return xp.tensordot(lhs, rhs, axes=([ax_a], [ax_b]))
+
+    def infer_shape(attrs, lhs, rhs):
+        if lhs is None or rhs is None:
+            return [lhs, rhs], [None]
+        if len(lhs) == 1 and len(rhs) == 1:
+            if attrs.transpose_a or attrs.transpose_b:
+                raise ShapeError('cannot transpose vectors (dot of two 1-D arrays)')
+            k = merge_shape(lhs, rhs, 'the vectors must have the same length')
+            return [k, k], [(1,)]
+        ax_a, ax_b = _dot_axes(attrs, len(lhs), len(rhs))
+        ka, kb = lhs[ax_a], rhs[ax_b]
+        if ka and kb and ka != kb:
+            raise ShapeError(f'dot shape error: {tuple(lhs)} X {tuple(rhs)} contracts axes of '
+                             f'sizes {ka} and {kb} (transpose_a={attrs.transpose_a}, '
+                             f'transpose_b={attrs.transpose_b})')
+        k = ka or kb
+        lhs = tuple(k if i == ax_a else d for i, d in enumerate(lhs))
+        rhs = tuple(k if i == ax_b else d for i, d in enumerate(rhs))
+        rest_a = lhs[:ax_a] + lhs[ax_a + 1:]
+        rest_b = rhs[:ax_b] + rhs[ax_b + 1:]
+        return [lhs, rhs], [rest_a + rest_b]
+
+    def infer_type(attrs, lhs, rhs):
+        return _float_dtype(attrs, lhs, rhs, what='dot inputs')
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        a, b = inputs
+        g = ograds[0]
+        ta, tb = attrs.transpose_a, attrs.transpose_b
+        if a.ndim == 2 and b.ndim == 2:
+            return list(_matrix_grads(F.dot, a, b, g, ta, tb))
+        # N-d and vectors: 2-D matrices as MXNet's kernel views them; a vector is a row (lhs)
+        # or a column (rhs) whatever the flags
+        ax_a, _ = _dot_axes(attrs, a.ndim, b.ndim)
+        k = a.shape[ax_a]
+        ta, tb = ta and a.ndim > 1, tb and b.ndim > 1
+        a2 = F.Reshape(a, shape=(k, -1) if ta else (-1, k))
+        b2 = F.Reshape(b, shape=(-1, k) if tb else (k, -1))
+        g2 = F.Reshape(g, shape=(_prod(a.shape) // k, -1))   # (head gradients: no shapes)
+        ga, gb = _matrix_grads(F.dot, a2, b2, g2, ta, tb)
+        return [F.reshape_like(ga, a), F.reshape_like(gb, b)]
+
+
+@register('batch_dot')
+class batch_dot:
+    """Batched matrix product: lhs (B..., m, k) x rhs (B..., k, n) -> (B..., m, n).
+
+    ``transpose_a``/``transpose_b`` transpose the last two axes of each input. The batch axes
+    must be equal (no broadcasting) and inputs at least 3-D, as in MXNet.
+    """
+    inputs = ('lhs', 'rhs')
+    attrs = dict(transpose_a=Bool(False), transpose_b=Bool(False),
+                 forward_stype=Str(None, choices=('csr', 'default', 'row_sparse')))
+
+    def compute(xp, attrs, lhs, rhs):
+        a = lhs.swapaxes(-1, -2) if attrs.transpose_a else lhs
+        b = rhs.swapaxes(-1, -2) if attrs.transpose_b else rhs
+        return xp.matmul(a, b)
+
+    def infer_shape(attrs, lhs, rhs):
+        for name, s in (('lhs', lhs), ('rhs', rhs)):
+            if s is not None and len(s) < 3:
+                raise ShapeError(f'batch_dot needs inputs with at least 3 axes, {name} is {s}')
+        if lhs is None or rhs is None:
+            return [lhs, rhs], [None]
+        if len(lhs) != len(rhs):
+            raise ShapeError(f'batch_dot: {tuple(lhs)} and {tuple(rhs)} differ in rank')
+        batch = merge_shape(lhs[:-2], rhs[:-2], 'batch_dot: the leading batch dimensions '
+                            'must be equal')
+        m, ka = lhs[-2:][::-1] if attrs.transpose_a else lhs[-2:]
+        kb, n = rhs[-2:][::-1] if attrs.transpose_b else rhs[-2:]
+        if ka and kb and ka != kb:
+            raise ShapeError(f'batch_dot shape error: {tuple(lhs)} X {tuple(rhs)} '
+                             f'(transpose_a={attrs.transpose_a}, '
+                             f'transpose_b={attrs.transpose_b})')
+        k = ka or kb
+        lhs = batch + ((k, m) if attrs.transpose_a else (m, k))
+        rhs = batch + ((n, k) if attrs.transpose_b else (k, n))
+        return [lhs, rhs], [batch + (m, n)]
+
+    def infer_type(attrs, lhs, rhs):
+        return _float_dtype(attrs, lhs, rhs, what='batch_dot inputs')
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        a, b = inputs
+        return list(_matrix_grads(F.batch_dot, a, b, ograds[0], attrs.transpose_a,
+                                  attrs.transpose_b))
+
+
+def _fc_inputs(attrs):
+    return ('data', 'weight') if attrs.no_bias else ('data', 'weight', 'bias')
+
+
+def _fc_fill_data(attrs, data, k):
+    """Data's input-feature dimension(s) from the weight's in_units ``k``."""
+    data = list(data)
+    if not attrs.flatten:
+        data[-1] = merge_shape((k,), (data[-1],), 'data (last axis) and weight')[0]
+    elif len(data) == 2:
+        data[1] = merge_shape((k,), (data[1],), 'data (axis 1) and weight')[0]
+    elif len(data) > 2:
+        rest = data[1:]
+        unknown = [i for i, d in enumerate(rest) if d == 0]
+        if len(unknown) == 1:
+            others = _prod([d for d in rest if d])
+            if k % others == 0:
+                data[1 + unknown[0]] = k // others
+    return tuple(data)
+
+
+@register('FullyConnected')
+class FullyConnected:
+    """``out = data . weight^T + bias``.
+
+    data (N, d1, ...) is flattened to (N, d1*...) when ``flatten`` (output (N, num_hidden));
+    otherwise the product applies to the last axis: (..., k) -> (..., num_hidden). weight is
+    (num_hidden, in_units), bias (num_hidden,).
+    """
+    inputs = ('data', 'weight', 'bias')
+    list_inputs = _fc_inputs
+    attrs = dict(num_hidden=Int(), no_bias=Bool(False), flatten=Bool(True))
+
+    def compute(xp, attrs, data, weight, bias=None):
+        k = weight.shape[1]
+        if attrs.flatten:
+            x2 = data.reshape(data.shape[0], k) if data.ndim != 2 else data
+            out = xp.matmul(x2, weight.T)
+        else:
+            lead = data.shape[:-1]
+            x2 = data.reshape(_prod(lead) if lead else 1, k)
+            out = xp.matmul(x2, weight.T).reshape(lead + (attrs.num_hidden,))
+        if bias is not None:
+            out += bias
+        return out
+
+    def infer_shape(attrs, data, weight, bias=None):
+        h = attrs.num_hidden
+        k = 0
+        if data is not None:
+            if not attrs.flatten:
+                k = data[-1]
+            else:
+                k = 1 if len(data) == 1 else _prod(data[1:])
+        weight = merge_shape((h, k), weight, 'weight')
+        if data is not None and weight[1]:
+            data = _fc_fill_data(attrs, data, weight[1])
+        ins = [data, weight]
+        if not attrs.no_bias:
+            ins.append(merge_shape((h,), bias, 'bias'))
+        if data is None:
+            out = (0, h) if attrs.flatten else None
+        elif attrs.flatten:
+            out = (data[0], h)
+        else:
+            out = tuple(data[:-1]) + (h,)
+        return ins, [out]
+
+    def infer_type(attrs, *dtypes):
+        return _float_dtype(attrs, *dtypes, what='FullyConnected inputs')
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x, w = inputs[0], inputs[1]
+        g = ograds[0]
+        if x.ndim == 2:
+            dx = F.dot(g, w)
+            dw = F.dot(g, x, transpose_a=True)
+        elif attrs.flatten:
+            # dot contracts g's batch axis with x's first axis: (h, d1, ...) before reshaping
+            dx = F.reshape_like(F.dot(g, w), x)
+            dw = F.reshape_like(F.dot(g, x, transpose_a=True), w)
+        else:
+            dx = F.dot(g, w)
+            g2 = F.Reshape(g, shape=(-1, attrs.num_hidden))
+            x2 = F.Reshape(x, shape=(-1, w.shape[1]))
+            dw = F.dot(g2, x2, transpose_a=True)
+        grads = [dx, dw]
+        if not attrs.no_bias:
+            grads.append(F._broadcast_backward(g, inputs[2]))
+        return grads
+
+
+# -------------------------------------------------------------------------------------------------
+# Activations
+# -------------------------------------------------------------------------------------------------
+
+def _softrelu(xp, x):
+    # log(1 + e^x), and x itself above 20 where they agree in float precision (as MXNet);
+    # float16 in float32, where e^20 does not overflow
+    x = x.astype(np.float32) if x.dtype == np.float16 else x
+    return xp.where(x > 20, x, xp.log1p(xp.exp(xp.minimum(x, 20))))
+
+
+def _sigmoid(xp, x):
+    with np.errstate(over='ignore'):
+        return 1 / (1 + xp.exp(-x))
+
+
+# act_type: forward(xp, x), gradient(F, x, y, g)
+_ACTIVATIONS = {
+    'relu': (lambda xp, x: xp.maximum(x, 0), lambda F, x, y, g: g * (x > 0)),
+    'sigmoid': (_sigmoid, lambda F, x, y, g: g * y * (1 - y)),
+    'tanh': (lambda xp, x: xp.tanh(x), lambda F, x, y, g: g * (1 - y * y)),
+    'softrelu': (_softrelu, lambda F, x, y, g: g * F.sigmoid(x)),
+    'softsign': (lambda xp, x: x / (1 + xp.abs(x)),
+                 lambda F, x, y, g: g / F.square(F.abs(x) + 1)),
+}
+
+
+@register('Activation')
+class Activation:
+    """Elementwise activation: relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign
+    (x / (1 + |x|)). Any shape."""
+    inputs = ('data',)
+    attrs = dict(act_type=Str(choices=('relu', 'sigmoid', 'softrelu', 'softsign', 'tanh')))
+
+    def compute(xp, attrs, data):
+        return _ACTIVATIONS[attrs.act_type][0](xp, data).astype(data.dtype, copy=False)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [_ACTIVATIONS[attrs.act_type][1](F, inputs[0], outputs[0], ograds[0])]
+
+
+def _prelu_gamma_shape(gamma, data):
+    """Where gamma's axes sit in data (MXNet's expand_shape): right to left, only on axes 0
+    and 1, each equal to data's or 1; a (C,) gamma is the channel axis 1."""
+    result = [1] * len(data)
+    s = len(gamma) - 1
+    for i in range(len(data) - 1, -1, -1):
+        if s >= 0 and i <= 1 and (data[i] == gamma[s] or gamma[s] in (0, 1) or data[i] == 0):
+            result[i] = gamma[s]
+            s -= 1
+    if s != -1:
+        raise ShapeError(f'cannot broadcast gamma {tuple(gamma)} to data {tuple(data)}: '
+                         'gamma runs along axis 1 (channel) or axes 0 and 1')
+    return tuple(result)
+
+
+def _leaky_inputs(attrs):
+    return ('data', 'gamma') if attrs.act_type == 'prelu' else ('data',)
+
+
+def _leaky_outputs(attrs):
+    return 2 if attrs.act_type == 'rrelu' else 1
+
+
+def _leaky_names(attrs):
+    return ['output', 'mask'] if attrs.act_type == 'rrelu' else ['output']
+
+
+def _leaky_gradient(F, attrs, inputs, outputs, ograds, is_train=False):
+    g = ograds[0]
+    if g is None:
+        return [None] * len(inputs)
+    x, y = inputs[0], outputs[0]
+    act = attrs.act_type
+    if act == 'gelu':
+        cdf = (F.erf(x * _SQRT_HALF) + 1) * 0.5
+        return [g * (cdf + x * F.exp(x * x * -0.5) * _INV_SQRT_2PI)]
+    pos = x > 0
+    neg = 1 - pos
+    if act == 'leaky':
+        return [g * (pos + neg * attrs.slope)]
+    if act == 'elu':
+        # slope * e^x = y + slope where x <= 0; y does not overflow as e^x would
+        return [g * (pos + neg * (y + attrs.slope))]
+    if act == 'selu':
+        return [g * (pos * _SELU_LAMBDA + neg * (y + _SELU_LAMBDA * _SELU_ALPHA))]
+    if act == 'rrelu':
+        return [g * (pos + neg * outputs[1])]
+    # prelu: gamma broadcast along its axes of data
+    gamma = inputs[1]
+    shape = _prelu_gamma_shape(gamma.shape, x.shape)
+    expanded = gamma.ndim != x.ndim and shape[-gamma.ndim:] != tuple(gamma.shape)
+    gb = F.Reshape(gamma, shape=shape) if expanded else gamma
+    dx = g * (pos + neg * gb)
+    dgamma = F._broadcast_backward(g * x * neg, gb)
+    return [dx, F.reshape_like(dgamma, gamma) if expanded else dgamma]
+
+
+@register('LeakyReLU')
+class LeakyReLU:
+    """Leaky rectifiers, by ``act_type``:
+
+    * leaky: ``x`` if x > 0 else ``slope * x``;
+    * prelu: the same with a learned ``gamma`` (shape (C,) along axis 1, or (1,), or axes 0-1);
+    * elu: ``slope * (e^x - 1)`` for x <= 0; selu: ``lambda * (x or alpha (e^x - 1))``
+      (MXNet's constants); gelu: ``x * Phi(x)`` with the erf form of the normal cdf;
+    * rrelu: random slopes uniform in [lower_bound, upper_bound] in training, their mean
+      otherwise; it has a second output, the slopes (``mask``), as in MXNet.
+
+    data: any shape; outputs have its shape.
+    """
+    inputs = ('data', 'gamma')
+    list_inputs = _leaky_inputs
+    attrs = dict(act_type=Str('leaky', choices=('elu', 'gelu', 'leaky', 'prelu', 'rrelu',
+                                                'selu')),
+                 slope=Float(0.25), lower_bound=Float(0.125), upper_bound=Float(0.334))
+    num_outputs = _leaky_outputs
+    output_names = _leaky_names
+    train_aware = True
+    random = True
+    gradient = _leaky_gradient
+
+    def compute(xp, attrs, data, gamma=None, is_train=False):
+        act = attrs.act_type
+        pos = data > 0
+        with np.errstate(over='ignore', invalid='ignore'):
+            if act == 'leaky':
+                out = xp.where(pos, data, data * attrs.slope)
+            elif act == 'prelu':
+                gb = gamma.reshape(_prelu_gamma_shape(gamma.shape, data.shape))
+                out = xp.where(pos, data, gb * data)
+            elif act == 'elu':
+                out = xp.where(pos, data, xp.expm1(xp.minimum(data, 0)) * attrs.slope)
+            elif act == 'selu':
+                neg = xp.expm1(xp.minimum(data, 0)) * _SELU_ALPHA
+                out = xp.where(pos, data, neg) * _SELU_LAMBDA
+            elif act == 'gelu':
+                out = data * (special.erf(xp, data * _SQRT_HALF) + 1) * 0.5
+            else:
+                return _rrelu(xp, attrs, data, pos, is_train)
+        return out.astype(data.dtype, copy=False)
+
+    def infer_shape(attrs, data, gamma=None):
+        outs = [data] * _leaky_outputs(attrs)
+        if attrs.act_type != 'prelu':
+            return [data], outs
+        if data is not None:
+            if gamma is None:
+                gamma = (data[1] if len(data) > 1 else data[0],)
+            else:
+                _prelu_gamma_shape(gamma, data)
+        return [data, gamma], outs
+
+    def infer_type(attrs, *dtypes):
+        ins, outs = same_dtype(attrs, *dtypes)
+        return ins, outs * _leaky_outputs(attrs)
+
+
+def _rrelu(xp, attrs, data, pos, is_train):
+    lower, upper = attrs.lower_bound, attrs.upper_bound
+    if is_train:
+        draw = np.float64 if data.dtype == np.float64 else np.float32
+        mask = _random.generator(xp).random(data.shape, dtype=draw)
+        mask = (mask * (upper - lower) + lower).astype(data.dtype, copy=False)
+    else:
+        mask = xp.full(data.shape, (lower + upper) / 2, dtype=data.dtype)
+    return xp.where(pos, data, mask * data).astype(data.dtype, copy=False), mask
+
+
+# -------------------------------------------------------------------------------------------------
+# The softmax family
+# -------------------------------------------------------------------------------------------------
+
+_SOFTMAX_DTYPES = ('float16', 'float32', 'float64')
+
+
+def _check_softmax(attrs):
+    if attrs.dtype is not None and attrs.dtype.name not in _SOFTMAX_DTYPES:
+        raise ValueError(f'dtype must be one of {", ".join(_SOFTMAX_DTYPES)} or None, '
+                         f'got {attrs.dtype.name}')
+
+
+def _check_no_length(attrs):
+    _check_softmax(attrs)
+    if attrs.use_length:
+        raise ValueError('use_length=True needs a length input, which only softmax takes')
+
+
+def _softmax_attrs():
+    return dict(axis=Int(-1), temperature=Float(None), dtype=DType(None),
+                use_length=_BoolOrNone(False))
+
+
+def softmax_forward(xp, data, axis, temperature=None, negate=False, log=False, length=None,
+                    out_dtype=None):
+    """(log-)softmax of ``data`` along ``axis`` of ``data / temperature`` (negated for softmin).
+
+    ``length`` (data's shape without ``axis``, integers) keeps the first length[i] entries of
+    each row; the others are 0. Computes in float32 at least, returns ``out_dtype``.
+    """
+    out_dtype = np.dtype(out_dtype or data.dtype)
+    work = np.result_type(data.dtype, out_dtype, np.float32)
+    x = data.astype(work, copy=False)
+    if temperature is not None and temperature != 1:
+        x = x / temperature
+    if negate:
+        x = -x
+    mask = None
+    if length is not None:
+        n = data.shape[axis]
+        steps = xp.arange(n).reshape((n,) + (1,) * (data.ndim - axis - 1))
+        mask = steps < xp.expand_dims(length, axis)
+        x = xp.where(mask, x, -np.inf)
+    with np.errstate(invalid='ignore', divide='ignore', over='ignore'):
+        top = x.max(axis=axis, keepdims=True)
+        if mask is not None:                     # rows of length 0 have no finite maximum
+            top = xp.where(xp.isfinite(top), top, 0)
+        z = x - top
+        if log:
+            z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+        else:
+            xp.exp(z, out=z)
+            total = z.sum(axis=axis, keepdims=True)
+            if mask is not None:
+                total = xp.where(total == 0, 1, total)
+            z /= total
+    return z.astype(out_dtype, copy=False)
+
+
+def _softmax_grad(F, y, g, axis, temperature, kind):
+    """Input gradient of softmax (kind 'softmax'), log_softmax ('log') or softmin ('min')."""
+    if kind == 'log':
+        grad = g - F.exp(y) * F.sum(g, axis=axis, keepdims=True)
+    else:
+        grad = y * (g - F.sum(g * y, axis=axis, keepdims=True))
+        if kind == 'min':
+            grad = -grad
+    if temperature is not None and temperature != 1:
+        grad = grad / temperature
+    return grad
+
+
+def _softmax_family_grad(kind):
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x = inputs[0]
+        grad = _softmax_grad(F, outputs[0], ograds[0], attrs.axis, attrs.temperature, kind)
+        if attrs.dtype is not None and attrs.dtype != np.dtype(x.dtype):
+            grad = F.Cast(grad, dtype=np.dtype(x.dtype).name)
+        return [grad] + [None] * (len(inputs) - 1)
+    return gradient
+
+
+def _softmax_type(attrs, data, length=None):
+    if length is not None and length not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise DTypeError(f'length must be int32 or int64, got {length.name}')
+    out = attrs.dtype if attrs.dtype is not None else data
+    return [data] + ([length] if attrs.use_length else []), [out]
+
+
+def _softmax_shape(attrs, data, length=None):
+    if not attrs.use_length:
+        return [data], [data]
+    if data is not None:
+        axis = normalize_axis(attrs.axis, len(data))
+        length = merge_shape(data[:axis] + data[axis + 1:], length,
+                             'length (data without axis)')
+    return [data, length], [data]
+
+
+def _softmax_inputs(attrs):
+    return ('data', 'length') if attrs.use_length else ('data',)
+
+
+@register('softmax')
+class softmax:
+    """``exp(x / T) / sum(exp(x / T))`` along ``axis`` (T = temperature, default 1).
+
+    With ``use_length``, the ``length`` input (data's shape without ``axis``, int32/int64)
+    keeps the first length[i] entries of each row and makes the rest 0. ``dtype`` is the
+    output type (default: data's).
+    """
+    inputs = ('data', 'length')
+    list_inputs = _softmax_inputs
+    attrs = _softmax_attrs()
+    check = _check_softmax
+    infer_shape = _softmax_shape
+    infer_type = _softmax_type
+    gradient = _softmax_family_grad('softmax')
+
+    def compute(xp, attrs, data, length=None):
+        axis = normalize_axis(attrs.axis, data.ndim)
+        return softmax_forward(xp, data, axis, attrs.temperature, length=length,
+                               out_dtype=attrs.dtype)
+
+
+@register('log_softmax')
+class log_softmax:
+    """``log(softmax(x))`` along ``axis``, computed stably; attributes as softmax (no length
+    input: ``use_length=True`` is an error, as in MXNet)."""
+    inputs = ('data',)
+    attrs = _softmax_attrs()
+    check = _check_no_length
+    infer_type = _softmax_type
+    gradient = _softmax_family_grad('log')
+
+    def compute(xp, attrs, data):
+        axis = normalize_axis(attrs.axis, data.ndim)
+        return softmax_forward(xp, data, axis, attrs.temperature, log=True,
+                               out_dtype=attrs.dtype)
+
+
+@register('softmin')
+class softmin:
+    """``softmax(-x)`` along ``axis``; attributes as softmax (no length input)."""
+    inputs = ('data',)
+    attrs = _softmax_attrs()
+    check = _check_no_length
+    infer_type = _softmax_type
+    gradient = _softmax_family_grad('min')
+
+    def compute(xp, attrs, data):
+        axis = normalize_axis(attrs.axis, data.ndim)
+        return softmax_forward(xp, data, axis, attrs.temperature, negate=True,
+                               out_dtype=attrs.dtype)
+
+
+def _activation_axis(attrs):
+    return -1 if attrs.mode == 'instance' else 1
+
+
+@register('SoftmaxActivation')
+class SoftmaxActivation:
+    """Softmax over the last axis (``mode='instance'``) or over axis 1 of data with at least
+    3 axes (``mode='channel'``, e.g. (N, C, H, W) over C). Deprecated in MXNet for softmax."""
+    inputs = ('data',)
+    attrs = dict(mode=Str('instance', choices=('channel', 'instance')))
+
+    def compute(xp, attrs, data):
+        return softmax_forward(xp, data, _activation_axis(attrs) % data.ndim)
+
+    def infer_shape(attrs, data):
+        if attrs.mode == 'channel' and data is not None and len(data) < 3:
+            raise ShapeError(f'mode=channel needs data with at least 3 axes, got {data}')
+        return [data], [data]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [_softmax_grad(F, outputs[0], ograds[0], _activation_axis(attrs), None,
+                              'softmax')]
+
+
+# -------------------------------------------------------------------------------------------------
+# Loss layers: their gradient is the loss gradient, whatever the head gradient
+# -------------------------------------------------------------------------------------------------
+
+def _softmax_output_attrs():
+    return dict(grad_scale=Float(1.0), ignore_label=Float(-1.0), multi_output=Bool(False),
+                use_ignore=Bool(False), preserve_shape=Bool(False),
+                normalization=Str('null', choices=('batch', 'null', 'valid')),
+                out_grad=Bool(False), smooth_alpha=Float(0.0))
+
+
+def _softmax_output_label(attrs, data, label):
+    """The label shape SoftmaxOutput expects for ``data`` (MXNet's rules), given what is known
+    of it: data's own shape means probabilities; otherwise class indices."""
+    if label is not None and len(label) == len(data):
+        if attrs.multi_output and len(data) > 1 and label[1] == 1 and data[1] != 1:
+            lshape = (data[0], 1) + tuple(data[2:])        # (N, 1, spatial...)
+        else:
+            lshape = data                                  # probabilities
+        return merge_shape(lshape, label, 'label')
+    if not attrs.multi_output:
+        if len(data) == 1:
+            return label
+        return merge_shape(data[:-1], label, 'label')
+    if len(data) < 2:
+        raise ShapeError(f'multi_output needs data with at least 2 axes, got {data}')
+    flat = (data[0], _prod(data[2:]))
+    spatial = (data[0],) + tuple(data[2:])
+    if label is None:
+        return flat
+    if len(label) == 2 and len(spatial) != 2:
+        return merge_shape(flat, label, 'label')
+    if len(label) == len(spatial):
+        return merge_shape(spatial, label, 'label')
+    raise ShapeError(f'label: expecting {flat} or {spatial}, got {tuple(label)}')
+
+
+def _softmax_output_forward(xp, attrs, data):
+    if attrs.multi_output:
+        if data.ndim < 2:
+            raise ShapeError('multi_output needs data with at least 2 axes')
+        return softmax_forward(xp, data, 1)
+    if attrs.preserve_shape:
+        return softmax_forward(xp, data, data.ndim - 1)
+    rows = data.reshape(data.shape[0], -1) if data.ndim != 2 else data
+    return softmax_forward(xp, rows, 1).reshape(data.shape)
+
+
+def _class_index(xp, label):
+    """Labels as class indices, truncated toward zero as MXNet's cast to int does."""
+    return xp.trunc(label).astype(np.int64)
+
+
+@register('SoftmaxOutput', aliases=('Softmax',))
+class SoftmaxOutput:
+    """Softmax in the forward pass; the gradient of cross-entropy loss in the backward pass.
+
+    data (N, C) with label (N,) of class indices; N-d data is flattened to (N, -1) unless
+    ``preserve_shape`` (softmax over the last axis, label data.shape[:-1]) or ``multi_output``
+    (softmax over axis 1, label (N, d2*...) or (N, d2, ...)). A label of data's shape holds
+    probabilities. The gradient is ``(out - onehot(label)) * grad_scale / normalizer``, the
+    head gradient ignored (see ``_backward_SoftmaxOutput``).
+    """
+    inputs = ('data', 'label')
+    attrs = _softmax_output_attrs()
+
+    def compute(xp, attrs, data, label):
+        return _softmax_output_forward(xp, attrs, data)
+
+    def infer_shape(attrs, data, label):
+        if data is None:
+            return [data, label], [None]
+        return [data, _softmax_output_label(attrs, data, label)], [data]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._backward_SoftmaxOutput(outputs[0], inputs[1], **attrs), None]
+
+
+@register('_backward_SoftmaxOutput')
+class _backward_SoftmaxOutput:
+    """SoftmaxOutput's gradient from its output ``out`` and ``label`` (MXNet 1.9.1's rules).
+
+    ``out - target`` where target is the one-hot label (smoothed by ``smooth_alpha``: 1-alpha
+    for the class, alpha/(C-1) elsewhere; multi_output ignores smoothing, as MXNet does), or
+    the label itself when it has out's shape. Rows whose int(label) == int(ignore_label) are 0
+    when ``use_ignore``. Scaled by grad_scale / normalizer: 'null' 1 (multi_output: the
+    spatial size), 'batch' the label count (multi_output: N * spatial), 'valid' the count of
+    labels != ignore_label (at least 1). ``out_grad`` multiplies by ``out``: MXNet 1.9.1
+    passes the output where the head gradient should be. Out-of-range labels get no -1.
+    """
+    inputs = ('output', 'label')
+    attrs = _softmax_output_attrs()
+    # the second derivative of a loss layer's conventional gradient is not defined (MXNet
+    # has none either)
+    gradient = not_differentiable_twice('_backward_SoftmaxOutput')
+
+    def compute(xp, attrs, out, label):
+        scale = attrs.grad_scale
+        if label.shape == out.shape:
+            grad = (out - label) * scale
+            return (grad * out if attrs.out_grad else grad).astype(out.dtype, copy=False)
+        ignore = int(attrs.ignore_label)
+        if attrs.multi_output:
+            n, c = out.shape[:2]
+            o = out.reshape(n, c, -1)
+            idx = _class_index(xp, label).reshape(n, 1, -1)
+            grad = o - (xp.arange(c).reshape(1, c, 1) == idx)
+            spatial = o.shape[2]
+        else:
+            o = out.reshape(-1, out.shape[-1]) if attrs.preserve_shape else \
+                out.reshape(out.shape[0], -1)
+            c = o.shape[1]
+            # MXNet reads the first rows-many labels of the flattened label
+            idx = _class_index(xp, label).reshape(-1)[:o.shape[0]].reshape(-1, 1)
+            onehot = xp.arange(c).reshape(1, c) == idx
+            alpha = attrs.smooth_alpha
+            if alpha and c > 1:
+                grad = o - xp.where(onehot, 1 - alpha, alpha / (c - 1))
+            else:
+                grad = o - onehot
+            spatial = 1
+        if attrs.use_ignore:
+            grad *= idx != ignore
+        if attrs.normalization == 'valid':
+            valid = label.size - xp.count_nonzero(_class_index(xp, label) == ignore)
+            grad *= scale / xp.maximum(valid, 1)
+        elif attrs.normalization == 'batch':
+            grad *= scale / (n * spatial if attrs.multi_output else label.size)
+        else:
+            grad *= scale / spatial
+        if attrs.out_grad:
+            grad *= o
+        return grad.reshape(out.shape).astype(out.dtype, copy=False)
+
+    def infer_shape(attrs, out, label):
+        return [out, label], [out]
+
+
+@register('softmax_cross_entropy')
+class softmax_cross_entropy:
+    """``sum_i -log(softmax(data[i])[label[i]])``: data (N, C), label (N,) class indices
+    (truncated); output (1,). An out-of-range label adds nothing (MXNet reads out of bounds)."""
+    inputs = ('data', 'label')
+
+    def compute(xp, attrs, data, label):
+        top = data.max(axis=1, keepdims=True)
+        lse = xp.log(xp.exp(data - top).sum(axis=1)) + top[:, 0]
+        idx = _class_index(xp, label)
+        valid = (idx >= 0) & (idx < data.shape[1])
+        picked = xp.take_along_axis(data, xp.where(valid, idx, 0)[:, None], axis=1)[:, 0]
+        loss = xp.where(valid, lse - picked, 0).sum()
+        return loss.reshape(1).astype(data.dtype, copy=False)
+
+    def infer_shape(attrs, data, label):
+        if data is not None and len(data) != 2:
+            raise ShapeError(f'softmax_cross_entropy takes 2-D data (N, C), got {data}')
+        if label is not None and len(label) != 1:
+            raise ShapeError(f'softmax_cross_entropy takes a 1-D label (N,), got {label}')
+        if data is not None:
+            n = merge_shape(data[:1], label, 'label (N,) and data (N, C)')
+            data = n + tuple(data[1:])
+            label = n
+        return [data, label], [(1,)]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x, label = inputs
+        onehot = F.one_hot(label, depth=x.shape[1], dtype=np.dtype(x.dtype).name)
+        return [(F.softmax(x) - onehot) * ograds[0], None]
+
+
+def _regression_shape(attrs, data, label):
+    if data is None:
+        return [data, label], [None]
+    if label is None:
+        label = (data[0],) if len(data) == 2 and data[1] == 1 else data
+    else:
+        if label[0] and data[0] and label[0] != data[0]:
+            raise ShapeError(f'label {tuple(label)} and data {tuple(data)} differ in their '
+                             'first axis')
+        if known(label) and known(data) and _prod(label) != _prod(data):
+            raise ShapeError(f'label {tuple(label)} and data {tuple(data)} differ in size')
+        label = (label[0] or data[0],) + tuple(label[1:])
+    return [data, label], [data]
+
+
+def _regression_op(name, forward, backward, doc):
+    def compute(xp, attrs, data, label):
+        return forward(xp, data).astype(data.dtype, copy=False)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        y, label = outputs[0], inputs[1]
+        if label.shape != y.shape:
+            label = F.reshape_like(label, y)
+        per_row = _prod(inputs[1].shape[1:]) if inputs[1].ndim > 1 else 1
+        return [backward(F, y - label) * (attrs.grad_scale / per_row), None]
+
+    register_op(OpDef(name, inputs=('data', 'label'), attrs=dict(grad_scale=Float(1.0)),
+                      compute=compute, infer_shape=_regression_shape, gradient=gradient,
+                      doc=doc))
+
+
+_REGRESSION_DOC = """{what}
+
+data: any shape (N, ...); label: N rows of data's size per row ((N,) for data (N, 1)). The
+gradient is ``{grad} * grad_scale / (label.size / N)``, the head gradient ignored (MXNet's
+convention for loss layers).
+"""
+_regression_op('LinearRegressionOutput', lambda xp, x: x.copy(), lambda F, d: d,
+               _REGRESSION_DOC.format(what='The identity, with the gradient of squared loss.',
+                                      grad='(out - label)'))
+_regression_op('LogisticRegressionOutput', _sigmoid, lambda F, d: d,
+               _REGRESSION_DOC.format(what='sigmoid(data), with the gradient of logistic loss.',
+                                      grad='(out - label)'))
+_regression_op('MAERegressionOutput', lambda xp, x: x.copy(), lambda F, d: F.sign(d),
+               _REGRESSION_DOC.format(what='The identity, with the gradient of absolute loss.',
+                                      grad='sign(out - label)'))
+
+
+@register('MakeLoss')
+class MakeLoss:
+    """Marks a loss: the identity forward; the gradient is ``grad_scale`` everywhere, divided
+    by N (``normalization='batch'``) or by the count of elements > valid_thresh (at least 1,
+    ``'valid'``), whatever the head gradient."""
+    inputs = ('data',)
+    attrs = dict(grad_scale=Float(1.0), valid_thresh=Float(0.0),
+                 normalization=Str('null', choices=('batch', 'null', 'valid')))
+
+    def compute(xp, attrs, data):
+        return data.copy()
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x = inputs[0]
+        ones = F.ones_like(x)
+        if attrs.normalization == 'batch':
+            return [ones * (attrs.grad_scale / x.shape[0])]
+        if attrs.normalization == 'valid':
+            count = F.sum(x > attrs.valid_thresh)
+            return [ones * attrs.grad_scale / F._maximum_scalar(count, scalar=1)]
+        return [ones * attrs.grad_scale]
+
+
+# -------------------------------------------------------------------------------------------------
+# Dropout
+# -------------------------------------------------------------------------------------------------
+
+def _dropout_mask_shape(attrs, shape):
+    """data's shape with the ``axes`` (dropped together) of size 1."""
+    axes = {normalize_axis(a, len(shape), 'axes') for a in attrs.axes}
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _check_dropout(attrs):
+    if not 0 <= attrs.p <= 1:
+        raise ValueError(f'p must be in [0, 1], got {attrs.p}')
+
+
+@register('Dropout')
+class Dropout:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p), in training
+    (or always, ``mode='always'``); the identity otherwise.
+
+    ``axes`` share one draw along those axes (a mask of data's shape with them of size 1).
+    Outputs: the result and a hidden ``mask`` (0 or 1/(1-p); ones when inactive) that the
+    gradient ``g * mask`` uses, so the backward is deterministic. p=1 gives zeros (MXNet: NaN).
+    """
+    inputs = ('data',)
+    attrs = dict(p=Float(0.5), mode=Str('training', choices=('always', 'training')),
+                 axes=Shape(()), cudnn_off=_BoolOrNone(False))
+    check = _check_dropout
+    num_outputs = 2
+    num_visible_outputs = 1
+    train_aware = True
+    random = True
+
+    def compute(xp, attrs, data, is_train=False):
+        mshape = _dropout_mask_shape(attrs, data.shape)
+        if not (is_train or attrs.mode == 'always') or attrs.p == 0:
+            return data.copy(), xp.broadcast_to(xp.ones((), dtype=data.dtype), mshape)
+        keep = 1.0 - attrs.p
+        draw = np.float64 if data.dtype == np.float64 else np.float32
+        r = _random.generator(xp).random(mshape, dtype=draw)
+        mask = (r < keep).astype(data.dtype)
+        mask *= data.dtype.type(1.0 / keep if keep > 0 else 0.0)
+        return data * mask, mask
+
+    def infer_shape(attrs, data):
+        if data is None:
+            return [None], [None, None]
+        return [data], [data, _dropout_mask_shape(attrs, data)]
+
+    def infer_type(attrs, data):
+        return [data], [data, data]
+
+    def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
+        g = ograds[0]
+        if g is None:
+            return [None]
+        if not (is_train or attrs.mode == 'always'):
+            return [g]
+        return [g * outputs[1]]

@@ -12,7 +12,9 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    lists; ``output_names`` their suffixes (``output``, ``mean``, ``var``)
 ``compute``        ``compute(xp, attrs, *inputs)``: one body for numpy and cupy
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
-                   which 0 is an unknown dimension, or None when nothing is known
+                   which 0 is an unknown dimension, or None when nothing is known; one that
+                   takes ``out_shapes=`` also gets the outputs' known shapes, to fill inputs
+                   backwards (Gluon's deferred RNN weights)
 ``infer_type``     ``(attrs, *dtypes) -> (input dtypes, output dtypes)``, None when unknown
 ``gradient``       ``(F, attrs, inputs, outputs, ograds) -> input gradients``, written with the
                    registered operators of ``F`` so that imperative autograd and the graph
@@ -27,6 +29,7 @@ else that needs to know about an operator.
 """
 import difflib
 import functools
+import inspect
 
 from ..base import AttributeParseError, MXNetError, ShapeError, DTypeError, np_dtype
 from .attrs import REQUIRED, Attr, parse_error
@@ -141,6 +144,9 @@ class OpDef:
                  inplace=(), aliases=(), check=None, hint=None, array_form=None, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
+        clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
+        if clash:
+            raise TypeError(f'{name}: {sorted(clash)} are reserved by the frontend functions')
         self._list_inputs = list_inputs
         self.variadic = variadic
         self.aux = tuple(aux)
@@ -153,6 +159,7 @@ class OpDef:
         self._output_names = output_names
         self.compute = compute
         self.infer_shape = infer_shape
+        self._infer_takes_outputs = _accepts_keyword(infer_shape, 'out_shapes')
         self.infer_type = infer_type
         self.gradient = gradient
         self.train_aware = train_aware
@@ -212,11 +219,11 @@ class OpDef:
     # -- inputs and outputs -------------------------------------------------------------------
     def list_inputs(self, params):
         """Input names for these attributes (aux inputs included, in MXNet's order)."""
+        if self._list_inputs is not None:
+            return tuple(self._list_inputs(params))
         if self.variadic is not None:
             count = params.get(self.variadic, 0)
             return tuple(f'arg{i}' for i in range(count))
-        if self._list_inputs is not None:
-            return tuple(self._list_inputs(params))
         return self.inputs
 
     def aux_indices(self, params):
@@ -240,10 +247,16 @@ class OpDef:
         return ['output'] if n == 1 else [f'output{i}' for i in range(n)]
 
     # -- inference with the context an error message needs -----------------------------------
-    def infer_shapes(self, params, shapes, node=None):
-        """Run ``infer_shape``; errors name the operator, the node and every input shape."""
+    def infer_shapes(self, params, shapes, node=None, out_shapes=None):
+        """Run ``infer_shape``; errors name the operator, the node and every input shape.
+
+        ``out_shapes`` (known output shapes) reaches operators whose ``infer_shape`` takes it.
+        """
         try:
-            ins, outs = self.infer_shape(params, *shapes)
+            if out_shapes is not None and self._infer_takes_outputs:
+                ins, outs = self.infer_shape(params, *shapes, out_shapes=list(out_shapes))
+            else:
+                ins, outs = self.infer_shape(params, *shapes)
         except ShapeError as err:
             raise ShapeError(self._context(params, node, shapes, 'shape') + str(err)) from None
         except (IndexError, TypeError, ValueError, ZeroDivisionError) as err:
@@ -268,6 +281,13 @@ class OpDef:
             label = names[i] if i < len(names) else f'input{i}'
             parts.append(f'{label}={tuple(v) if isinstance(v, (list, tuple)) else v}')
         return f'Error in operator {where}: input {kind}s [{", ".join(parts)}]: '
+
+
+def _accepts_keyword(fn, name):
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def register_op(op):

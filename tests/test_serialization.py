@@ -1,0 +1,144 @@
+"""nd.save / nd.load in MXNet's binary format (files in tests/data were written by MXNet 1.9.1)."""
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import hybridlib as mx
+from hybridlib import nd
+from hybridlib.base import MXNetError, NotSupportedError
+from hybridlib.serialization import dumps_ndarrays, load_ndarrays_from_bytes
+
+DATA = os.path.join(os.path.dirname(__file__), 'data')
+
+
+def _expected():
+    with np.load(os.path.join(DATA, 'ndarrays-expected.npz')) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _read(name):
+    with open(os.path.join(DATA, name), 'rb') as f:
+        return f.read()
+
+
+def test_load_dict_written_by_mxnet():
+    loaded = nd.load(os.path.join(DATA, 'ndarrays-dict.params'))
+    expected = _expected()
+    assert isinstance(loaded, dict) and list(loaded) == list(expected)
+    for key, value in expected.items():
+        assert loaded[key].dtype == value.dtype.type
+        assert loaded[key].context == mx.cpu()
+        np.testing.assert_array_equal(loaded[key].asnumpy(), value)
+
+
+def test_load_list_written_by_mxnet():
+    loaded = nd.load(os.path.join(DATA, 'ndarrays-list.params'))
+    expected = _expected()
+    assert isinstance(loaded, list)
+    for array, key in zip(loaded, sorted(expected)):
+        np.testing.assert_array_equal(array.asnumpy(), expected[key])
+
+
+@pytest.mark.parametrize('name', ['ndarrays-dict.params', 'ndarrays-list.params',
+                                  'ndarrays-empty.params'])
+def test_save_is_byte_identical_to_mxnet(tmp_path, name):
+    data = nd.load(os.path.join(DATA, name))
+    out = tmp_path / name
+    nd.save(str(out), data)
+    assert out.read_bytes() == _read(name)
+
+
+def test_round_trip_all_dtypes_and_shapes(tmp_path):
+    arrays = {
+        'scalar': nd.array(3.5),                       # 0-d: written with the numpy-shape magic
+        'empty': nd.zeros((2, 0)),
+        'bool': nd.array([True, False], dtype='bool'),
+        'big': nd.array(np.arange(1000).reshape(10, 10, 10), dtype='int64'),
+    }
+    f = tmp_path / 'x.params'
+    nd.save(f, arrays)
+    loaded = nd.load(f)
+    for key, value in arrays.items():
+        assert loaded[key].shape == value.shape and loaded[key].dtype == value.dtype
+        np.testing.assert_array_equal(loaded[key].asnumpy(), value.asnumpy())
+
+
+def test_single_ndarray_saves_as_a_list(tmp_path):
+    nd.save(tmp_path / 'one', nd.ones((2,)))
+    loaded = nd.load(tmp_path / 'one')
+    assert isinstance(loaded, list) and len(loaded) == 1
+
+
+@pytest.mark.parametrize('cut', [0, 7, 24, 30, 60, 200, -1])
+def test_truncated_file_is_a_clear_error(cut):
+    full = _read('ndarrays-dict.params')
+    with pytest.raises(MXNetError, match='truncated|corrupt|not an MXNet'):
+        load_ndarrays_from_bytes(full[:cut if cut >= 0 else len(full) - 1])
+
+
+def test_corrupt_magic_and_trailing_bytes():
+    full = bytearray(_read('ndarrays-list.params'))
+    bad = bytes(full[:24]) + b'\x00\x11\x22\x33' + bytes(full[28:])
+    with pytest.raises(MXNetError, match='magic'):
+        load_ndarrays_from_bytes(bad)
+    with pytest.raises(MXNetError, match='unexpected bytes'):
+        load_ndarrays_from_bytes(bytes(full) + b'\x00')
+    with pytest.raises(MXNetError, match='not an MXNet NDArray file'):
+        load_ndarrays_from_bytes(b'\x00' * 40)
+
+
+def test_sparse_arrays_are_refused_clearly():
+    header = struct.pack('<QQQ', 0x112, 0, 1) + struct.pack('<Ii', 0xF993FAC9, 1)
+    with pytest.raises(NotSupportedError, match='row_sparse'):
+        load_ndarrays_from_bytes(header + b'\x00' * 64)
+
+
+def _legacy_record(magic_and_shape, data):
+    return magic_and_shape + struct.pack('<iii', 1, 0, 0) + data.astype('<f4').tobytes()
+
+
+def test_reads_mxnet_v1_and_pre_v1_layouts():
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    v1 = _legacy_record(struct.pack('<Ii2q', 0xF993FAC8, 2, 2, 3), data)
+    pre_v1 = _legacy_record(struct.pack('<I2I', 2, 2, 3), data)     # magic is the ndim
+    for record in (v1, pre_v1):
+        blob = struct.pack('<QQQ', 0x112, 0, 1) + record + struct.pack('<Q', 0)
+        loaded = load_ndarrays_from_bytes(blob)
+        np.testing.assert_array_equal(loaded[0].asnumpy(), data)
+
+
+def test_failed_save_keeps_the_previous_file(tmp_path, monkeypatch):
+    f = tmp_path / 'keep.params'
+    nd.save(f, {'a': nd.ones((2,))})
+    before = f.read_bytes()
+    with pytest.raises(TypeError):
+        nd.save(f, {'a': np.ones(2)})           # not an NDArray: refused before writing
+    assert f.read_bytes() == before
+
+    def failing_replace(src, dst):
+        raise OSError('disk full')
+    monkeypatch.setattr(os, 'replace', failing_replace)
+    with pytest.raises(OSError):
+        nd.save(f, {'b': nd.zeros((3,))})
+    assert f.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['keep.params']
+
+
+def test_save_rejects_bad_containers(tmp_path):
+    with pytest.raises(TypeError, match='keys must be strings'):
+        nd.save(tmp_path / 'x', {1: nd.ones((1,))})
+    with pytest.raises(TypeError, match='save takes'):
+        nd.save(tmp_path / 'x', 'not arrays')
+
+
+def test_missing_file():
+    with pytest.raises(MXNetError, match='cannot read'):
+        nd.load('/nonexistent/file.params')
+
+
+def test_dumps_matches_save(tmp_path):
+    data = [nd.array([[1, 2], [3, 4]])]
+    nd.save(tmp_path / 'a', data)
+    assert (tmp_path / 'a').read_bytes() == dumps_ndarrays(data)
