@@ -10,7 +10,7 @@ from . import autograd
 from .base import MXNetError
 from .context import current_context
 from .ndarray import NDArray, invoke_all
-from .symbol import Symbol, hints_from, infer_graph, topo_nodes, var
+from .symbol import Symbol, hints_from, topo_nodes, var
 
 __all__ = ['run_graph', 'evaluate', 'Executor', 'simple_bind', 'gradient_graph']
 
@@ -230,4 +230,3 @@ def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shapes=None):
     if grad_req != 'null':
         grads = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
     return Executor(symbol, ctx, args, grads, grad_req, aux)
-

@@ -224,7 +224,7 @@ class ArrayMethods:
         """The transpose (all axes reversed)."""
         return self._apply('transpose', [self], {}, 'transpose')
 
-    # -- basic indexing as operators ----------------------------------------------------------------
+    # -- basic indexing as operators ---------------------------------------------------------------
     def _index_with_ops(self, key, ndim=None):
         """``x[key]`` for basic keys (ints, slices, None, Ellipsis) as slice/squeeze/expand_dims.
 
@@ -269,8 +269,8 @@ class ArrayMethods:
             axis += 1
         out = self
         if any(v is not None for v in begin + end) or any(v not in (None, 1) for v in step):
-            out = out._apply('slice', [out], {'begin': tuple(begin), 'end': tuple(end),
-                                             'step': tuple(step)}, 'slice')
+            attrs = {'begin': tuple(begin), 'end': tuple(end), 'step': tuple(step)}
+            out = out._apply('slice', [out], attrs, 'slice')
         if drop:
             out = out._apply('squeeze', [out], {'axis': tuple(drop)}, 'squeeze')
         for a in new_axes:

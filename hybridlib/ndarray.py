@@ -90,7 +90,7 @@ class NDArray(ArrayMethods):
     def asscalar(self):
         """The one element of a size-1 array, as a numpy scalar."""
         if self.size != 1:
-            raise ValueError(f'asscalar() needs an array of size 1, this one has shape {self.shape}')
+            raise ValueError(f'asscalar() needs an array of size 1, not of shape {self.shape}')
         return self.asnumpy().reshape(-1)[0]
 
     def __array__(self, dtype=None, copy=None):
@@ -161,7 +161,7 @@ class NDArray(ArrayMethods):
 
     wait_to_write = wait_to_read
 
-    # -- autograd -----------------------------------------------------------------------------------
+    # -- autograd ----------------------------------------------------------------------------------
     def attach_grad(self, grad_req='write', stype=None):
         """Allocate a zero gradient buffer and mark this array as a variable for autograd."""
         if stype not in (None, 'default'):

@@ -6,9 +6,10 @@ functions (``mx.random.uniform`` ...) are the generated ``nd.random`` functions.
 """
 import numpy as np
 
-__all__ = ['seed', 'generator', 'uniform', 'normal', 'randint', 'poisson', 'exponential',
-           'gamma', 'multinomial', 'negative_binomial', 'generalized_negative_binomial',
-           'shuffle', 'randn']
+__all__ = ['seed', 'generator']
+# mx.random.uniform(...) is nd.random.uniform(...)
+_SAMPLERS = ('uniform', 'normal', 'randint', 'poisson', 'exponential', 'gamma', 'multinomial',
+             'negative_binomial', 'generalized_negative_binomial', 'shuffle', 'randn')
 
 _generators = {}
 _seed = None
@@ -50,7 +51,7 @@ def generator(xp):
 
 def __getattr__(name):
     # mx.random.uniform and friends are the generated nd.random functions
-    if name in __all__:
+    if name in _SAMPLERS:
         from . import ndarray
         return getattr(ndarray.random, name)
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

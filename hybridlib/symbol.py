@@ -211,7 +211,7 @@ class Symbol(ArrayMethods):
             else:
                 node.user_attrs[key] = value
 
-    # -- structure ----------------------------------------------------------------------------------
+    # -- structure ---------------------------------------------------------------------------------
     def _nodes(self):
         return topo_nodes(self._outputs)
 
@@ -326,7 +326,7 @@ class Symbol(ArrayMethods):
     def _function(cls, op_name):
         return getattr(_OPS, op_name)
 
-    # -- composition --------------------------------------------------------------------------------
+    # -- composition -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         """A copy with its free variables replaced by the given symbols (see ``_compose``)."""
         out = self.__copy__()
@@ -388,7 +388,7 @@ class Symbol(ArrayMethods):
         heads = ', '.join(f'{e[0].name}[{e[1]}]' for e in self._outputs)
         return '\n'.join(lines + [f'heads: {heads}'])
 
-    # -- inference ----------------------------------------------------------------------------------
+    # -- inference ---------------------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
         """(argument shapes, output shapes, auxiliary shapes) from some input shapes.
 
@@ -436,7 +436,7 @@ class Symbol(ArrayMethods):
                 return None if v is None else v.type
         return [fmt(v) for v in args_v], [fmt(v) for v in outs_v], [fmt(v) for v in aux_v]
 
-    # -- serialisation -------------------------------------------------------------------------------
+    # -- serialisation -----------------------------------------------------------------------------
     def tojson(self, remove_amp_cast=True):
         """The graph in MXNet's JSON format (byte-compatible with MXNet 1.9.1's writer)."""
         return _to_json(self)

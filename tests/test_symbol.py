@@ -34,8 +34,8 @@ def test_automatic_names_like_mxnet():
         with mx.name.Prefix('pre_'):
             assert sym.relu(x).name == 'pre_relu0'
             q = sym.FullyConnected(x, num_hidden=2, name='fwd')
-            assert q.name == 'pre_fwd' and q.list_arguments()[1:] == ['pre_fwd_weight',
-                                                                     'pre_fwd_bias']
+            assert q.name == 'pre_fwd'
+            assert q.list_arguments()[1:] == ['pre_fwd_weight', 'pre_fwd_bias']
 
 
 def test_var_attributes():

@@ -69,28 +69,18 @@ _CREATION_ATTRS = dict(shape=Shape(()), ctx=Ctx(None), dtype=DType(DEFAULT_DTYPE
 # Constant arrays
 # -------------------------------------------------------------------------------------------------
 
-@register('_zeros', aliases=('zeros',), hint='_zeros')
-class _zeros:
-    """An array of zeros of ``shape`` (MXNet: ``nd.zeros(shape, ctx, dtype)``)."""
-    attrs = _CREATION_ATTRS
-    infer_shape = _creation_shape
-    infer_type = _creation_type
-    gradient = zero_gradient
-
+def _constant_op(name, fill, doc):
+    """``_zeros``/``_ones``: an array of ``shape`` filled with ``fill``, exposed as ``zeros``..."""
     def compute(xp, attrs):
-        return xp.zeros(attrs.shape, dtype=attrs.dtype)
+        return xp.full(attrs.shape, fill, dtype=attrs.dtype)
+    return OpDef(name, attrs=_CREATION_ATTRS, compute=compute, infer_shape=_creation_shape,
+                 infer_type=_creation_type, gradient=zero_gradient, aliases=(name[1:],),
+                 hint=name, doc=doc)
 
 
-@register('_ones', aliases=('ones',), hint='_ones')
-class _ones:
-    """An array of ones of ``shape``."""
-    attrs = _CREATION_ATTRS
-    infer_shape = _creation_shape
-    infer_type = _creation_type
-    gradient = zero_gradient
-
-    def compute(xp, attrs):
-        return xp.ones(attrs.shape, dtype=attrs.dtype)
+register_op(_constant_op('_zeros', 0, 'An array of zeros of ``shape`` '
+                         '(MXNet: ``nd.zeros(shape, ctx, dtype)``).'))
+register_op(_constant_op('_ones', 1, 'An array of ones of ``shape``.'))
 
 
 @register('_full', hint='_full')

@@ -13,7 +13,7 @@ import inspect
 import sys
 import types
 
-from ..base import AttributeParseError, MXNetError
+from ..base import AttributeParseError
 from . import registry
 
 __all__ = ['Null', 'make_function', 'populate', 'exposure', 'bind_arguments']
@@ -237,11 +237,10 @@ def _add_random_wrappers(random, ops):
                                        **kwargs)
 
     def randn(*shape, **kwargs):
-        """Standard normal draws of ``shape`` (``loc``, ``scale``, ``dtype``, ``ctx`` by keyword)."""
+        """Standard normal draws of ``shape``; ``loc``, ``scale``, ``dtype``, ``ctx`` by name."""
         loc = kwargs.pop('loc', 0)
         scale = kwargs.pop('scale', 1)
         return random.normal(loc, scale, shape, **kwargs)
 
     random.exponential = exponential
     random.randn = randn
-

@@ -43,7 +43,7 @@ _BY_NAME = {}      # canonical names and aliases -> OpDef
 
 
 class Params(dict):
-    """The parsed attributes of one operator call; reads as ``attrs.kernel`` or ``attrs['kernel']``."""
+    """Parsed attributes of one operator call: ``attrs.kernel`` or ``attrs['kernel']``."""
     __slots__ = ()
 
     def __getattr__(self, name):

@@ -37,21 +37,25 @@ def _safe(fn):
     return wrapped
 
 
-def erf(xp, x):
+def _special(name, xp, x, fallback):
+    """``cupyx.scipy.special.<name>`` on a GPU, scipy's when installed, else ``fallback(x)``."""
     gpu = _gpu_special(xp)
     if gpu is not None:
-        return gpu.erf(x)
+        return getattr(gpu, name)(x)
     if _scipy_special is not None:
-        return _scipy_special.erf(x)
-    return _elementwise(math.erf, x)
+        return getattr(_scipy_special, name)(x)
+    return fallback(x)
+
+
+def erf(xp, x):
+    return _special('erf', xp, x, lambda v: _elementwise(math.erf, v))
 
 
 def erfinv(xp, x):
-    gpu = _gpu_special(xp)
-    if gpu is not None:
-        return gpu.erfinv(x)
-    if _scipy_special is not None:
-        return _scipy_special.erfinv(x)
+    return _special('erfinv', xp, x, _erfinv_newton)
+
+
+def _erfinv_newton(x):
     # Giles' single-precision approximation, then two Newton steps on math.erf
     x64 = np.asarray(x, dtype=np.float64)
     w = -np.log(np.maximum((1.0 - x64) * (1.0 + x64), 1e-300))
@@ -76,30 +80,19 @@ def erfinv(xp, x):
 
 
 def gamma(xp, x):
-    gpu = _gpu_special(xp)
-    if gpu is not None:
-        return gpu.gamma(x)
-    if _scipy_special is not None:
-        return _scipy_special.gamma(x)
-    return _elementwise(_safe(math.gamma), x)
+    return _special('gamma', xp, x, lambda v: _elementwise(_safe(math.gamma), v))
 
 
 def gammaln(xp, x):
-    gpu = _gpu_special(xp)
-    if gpu is not None:
-        return gpu.gammaln(x)
-    if _scipy_special is not None:
-        return _scipy_special.gammaln(x)
-    return _elementwise(_safe(math.lgamma), x)
+    return _special('gammaln', xp, x, lambda v: _elementwise(_safe(math.lgamma), v))
 
 
 def digamma(xp, x):
+    return _special('digamma', xp, x, _digamma_series)
+
+
+def _digamma_series(x):
     """psi(x) by recurrence up to x >= 6 and the asymptotic series (|error| < 1e-12)."""
-    gpu = _gpu_special(xp)
-    if gpu is not None:
-        return gpu.digamma(x)
-    if _scipy_special is not None:
-        return _scipy_special.digamma(x)
     x = np.asarray(x, dtype=np.float64)
     reflect = x < 0.5
     # psi(1 - x) - pi / tan(pi x) for the left half-line

@@ -377,8 +377,8 @@ def test_amp_multicast_types(types, narrow, expected):
     out = nd.amp_multicast(*arrays, num_outputs=3, cast_narrow=narrow)
     assert tuple(np.dtype(o.dtype).name for o in out) == expected
     s = sym.amp_multicast(*[sym.var(n) for n in 'abc'], num_outputs=3, cast_narrow=narrow)
-    assert tuple(np.dtype(t).name for t in s.infer_type(a=types[0], b=types[1],
-                                                          c=types[2])[1]) == expected
+    out_types = s.infer_type(a=types[0], b=types[1], c=types[2])[1]
+    assert tuple(np.dtype(t).name for t in out_types) == expected
 
 
 def test_amp_cast_types():

@@ -414,8 +414,8 @@ def test_batchnorm_dtypes():
     assert [np.dtype(t) for t in args] == [np.float16, np.float32, np.float32]
     assert [np.dtype(t) for t in aux] == [np.float32, np.float32]
     x = nd.array(BN_X, dtype=np.float16)
-    params = [nd.array(np.asarray(v), dtype=np.float32) for v in (BN_GAMMA, BN_BETA, BN_MM,
-                                                                    BN_MV)]
+    params = [nd.array(np.asarray(v), dtype=np.float32)
+              for v in (BN_GAMMA, BN_BETA, BN_MM, BN_MV)]
     with autograd.train_mode():
         outs = nd.BatchNorm(x, *params, fix_gamma=False, momentum=0.7, output_mean_var=True)
     assert [o.dtype for o in outs] == [np.float16, np.float32, np.float32]
@@ -425,7 +425,6 @@ def test_batchnorm_dtypes():
         s.infer_type(data=np.int32)
     with pytest.raises(DTypeError, match='gamma'):
         s.infer_type(data=np.float16, bn_gamma=np.float16)
-
 
 
 def test_batchnorm_gradient_follows_the_mode_of_the_backward_pass():

@@ -47,8 +47,8 @@ def _reduction_ref(fn):
 
 def _norm_ref(x, ord=2, axis=None, keepdims=False, out_dtype=None):
     axes = _axes(x.ndim, axis)
-    flat = np.moveaxis(x, axes, range(len(axes))).reshape(int(np.prod([x.shape[a] for a in axes])),
-                                                           -1)
+    count = int(np.prod([x.shape[a] for a in axes]))
+    flat = np.moveaxis(x, axes, range(len(axes))).reshape(count, -1)
     if ord == 1:
         out = np.abs(flat).sum(axis=0)
     else:

@@ -4,7 +4,8 @@ The numpy reference below is written independently of the operator (one batch el
 time step at a time) and was checked against MXNet 1.9.1 (``mx.nd.RNN``, float64 native CPU
 kernel, and float32 oneDNN kernel) for lstm/gru/rnn_tanh/rnn_relu, 1-2 layers, uni- and
 bidirectional, outputs and gradients, to ~1e-16 (float64). Some of MXNet's numbers are pasted
-below as literals, and the Gluon-exported 2-layer LSTM in tests/data/reference/lstm_tnc-* is checked too.
+below as literals, and the Gluon-exported 2-layer LSTM in
+tests/data/reference/lstm_tnc-* is checked too.
 """
 import os
 
@@ -626,9 +627,8 @@ def test_sequence_length_other_modes(mode, L, D):
     assert not kwargs['data'].grad.asnumpy()[2:, 0].any()
 
 
-@pytest.mark.parametrize('mode, L, D, seq, p', [('gru', 2, 2, [3, 1], 0.4),
-                                                 ('rnn_relu', 1, 2, None, 0.0),
-                                                 ('rnn_tanh', 2, 1, None, 0.0)])
+@pytest.mark.parametrize('mode, L, D, seq, p', [
+    ('gru', 2, 2, [3, 1], 0.4), ('rnn_relu', 1, 2, None, 0.0), ('rnn_tanh', 2, 1, None, 0.0)])
 def test_backward_rnn_by_keyword(mode, L, D, seq, p):
     kwargs = _keyword_inputs(mode, L, D, seq, seed=5)
     attrs = dict(state_size=H, num_layers=L, mode=mode, bidirectional=D == 2, p=p,
