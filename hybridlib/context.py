@@ -111,13 +111,18 @@ def _import_cupy():
     return _cupy
 
 
+_gpu_count = None
+
+
 def num_gpus():
-    """How many GPUs cupy can see; 0 without cupy or without a driver."""
-    try:
-        cupy = _import_cupy()
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 - no cupy, no driver, no device all mean "none"
-        return 0
+    """How many GPUs cupy can see; 0 without cupy or without a driver (asked once)."""
+    global _gpu_count
+    if _gpu_count is None:
+        try:
+            _gpu_count = _import_cupy().cuda.runtime.getDeviceCount()
+        except Exception:  # noqa: BLE001 - no cupy, no driver, no device all mean "none"
+            _gpu_count = 0
+    return _gpu_count
 
 
 def _cupy_for(ctx):
