@@ -11,9 +11,12 @@ from . import ndarray, symbol, executor
 from .attribute import AttrScope
 from . import ndarray as nd
 from . import symbol as sym
+from . import initializer, initializer as init
+from . import parameter, block, cached_op, nn, gluon
 
 __version__ = '0.1.0'
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'nd', 'ndarray', 'sym', 'symbol', 'autograd', 'random', 'context', 'base', 'name',
-           'attribute', 'AttrScope', 'executor', 'ops']
+           'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
+           'nn', 'block', 'parameter', 'cached_op']

@@ -27,7 +27,7 @@ from .ops.attrs import format_value
 from .ops.registry import known, merge_shape
 
 __all__ = ['Symbol', 'Node', 'var', 'Variable', 'Group', 'load', 'load_json', 'fromjson',
-           'invoke', 'MXNET_VERSION']
+           'invoke', 'traced_var', 'MXNET_VERSION']
 
 MXNET_VERSION = 10901
 # attribute keys that older MXNet versions wrote without the __ __ around them
@@ -294,6 +294,7 @@ class Symbol(ArrayMethods):
     @property
     def shape(self):
         """The output shape, when the inputs' shapes make it known (MXNet has no such thing)."""
+        shape_reads.add()
         entry = self._single('shape')
         shape = hint_shape(entry)
         if not known(shape):
@@ -312,6 +313,7 @@ class Symbol(ArrayMethods):
 
     @property
     def ndim(self):
+        shape_reads.add()
         rank = self._rank()
         if rank is None:
             raise MXNetError(f'the rank of symbol {self.name!r} is not known here')
@@ -502,9 +504,7 @@ def infer_graph(nodes, kind, given):
     values = {}
     for n in nodes:
         if n.op is None:
-            if n.shapes is None:
-                n.infer_hints()
-            hint = n.shapes[0] if is_shape else n.dtypes[0]
+            hint = _declared(n, kind)
             value = given.get(n.name)
             if is_shape:
                 try:
@@ -548,6 +548,15 @@ def infer_graph(nodes, kind, given):
         if not changed:
             break
     return values
+
+
+def _declared(node, kind):
+    """What a variable's attributes declare (``__shape__``/``__dtype__``), not trace hints."""
+    if kind == 'shape':
+        text = node.user_attrs.get('__shape__')
+        return _parse_shape(text) if text else None
+    flag = node.user_attrs.get('__dtype__')
+    return flag_to_dtype(flag) if flag is not None else None
 
 
 def _copy_graph(outputs, replace):
@@ -604,6 +613,28 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
 
 
 Variable = var
+
+
+def traced_var(name, shape, dtype):
+    """A variable that knows the shape and dtype of the value being traced, as hints only:
+    nothing is written into the graph's JSON, so the export matches MXNet's."""
+    node = Node(None, name)
+    node.shapes = [tuple(shape)]
+    node.dtypes = [np_dtype(dtype)]
+    return Symbol([(node, 0)])
+
+
+class shape_reads:
+    """Counts reads of ``Symbol.shape``/``ndim`` (a trace that reads shapes depends on them)."""
+    _local = threading.local()
+
+    @classmethod
+    def count(cls):
+        return getattr(cls._local, 'n', 0)
+
+    @classmethod
+    def add(cls):
+        cls._local.n = cls.count() + 1
 
 
 def full(shape, val, dtype=None, name=None, attr=None):

@@ -1,0 +1,897 @@
+"""Block, HybridBlock and SymbolBlock: Gluon's model containers.
+
+A ``Block`` owns parameters and child blocks (registered by attribute assignment) under a name
+prefix, and computes in ``forward``. A ``HybridBlock`` computes in
+``hybrid_forward(F, x, ..., **params)``: with ``F = hybridlib.ndarray`` it runs imperatively;
+after ``hybridize()`` it is traced once with ``F = hybridlib.symbol`` into a graph that a
+``CachedOp`` compiles and runs. A ``SymbolBlock`` wraps an existing graph (``imports`` loads a
+model exported by MXNet or by hybridlib).
+
+The trace cache is keyed by what can change the graph: the input structure and its ``None``
+pattern, dtypes, context, training mode, and the input shapes when the traced code read a
+shape (``x.shape`` works while tracing, unlike in MXNet). Registering a child or a parameter,
+``cast`` and ``hybridize`` clear it.
+"""
+import copy
+import re
+import threading
+import traceback
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+
+from . import autograd, initializer
+from . import ndarray as nd_module
+from . import symbol as sym_module
+from . import name as _name
+from .base import MXNetError
+from .cached_op import CachedOp, VALID_FLAGS
+
+from .ndarray import NDArray
+from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .symbol import Symbol, infer_graph, topo_nodes
+
+__all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle']
+
+
+# -------------------------------------------------------------------------------------------------
+# Naming scopes
+# -------------------------------------------------------------------------------------------------
+
+class _BlockScope:
+    """The naming scope of a block: children created inside get ``<block prefix><hint><n>_``."""
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._old_scope = None
+        self._name_scope = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        """(prefix, ParameterDict) of a new block, from the enclosing scope."""
+        current = getattr(_BlockScope._current, 'value', None)
+        if current is None:
+            if prefix is None:
+                prefix = _name.current().get(None, hint) + '_'
+            params = ParameterDict(prefix) if params is None else \
+                ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = f'{hint}{count}_'
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return current._block.prefix + prefix, params
+
+    def __enter__(self):
+        if self._block._empty_prefix:
+            return self
+        self._old_scope = getattr(_BlockScope._current, 'value', None)
+        _BlockScope._current.value = self
+        self._name_scope = _name.Prefix(self._block.prefix)
+        self._name_scope.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._block._empty_prefix:
+            return
+        self._name_scope.__exit__(*exc)
+        self._name_scope = None
+        _BlockScope._current.value = self._old_scope
+
+
+# -------------------------------------------------------------------------------------------------
+# Nested inputs and outputs
+# -------------------------------------------------------------------------------------------------
+
+def _flatten(args, inout_str):
+    """(flat list of NDArrays/Symbols/None, format to rebuild the nesting)."""
+    if isinstance(args, NDArray):
+        return [args], 0
+    if isinstance(args, Symbol):
+        length = len(args.list_outputs())
+        return [args], length if length > 1 else 0
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError(f'When hybridized, the {inout_str} of HybridBlock must be (nested) '
+                         f'list of Symbol or NDArray, but got {args} of type {type(args)}')
+    flat, fmts = [], []
+    for arg in args:
+        items, fmt = _flatten(arg, inout_str)
+        flat.extend(items)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _regroup(args, fmt):
+    """Rebuild the nesting described by ``fmt``; returns (structure, remaining items)."""
+    if isinstance(fmt, int):
+        if fmt == 0:
+            return args[0], args[1:]
+        if fmt == -1:
+            if args[0] is not None:
+                raise ValueError(f'expected None, got {args[0]!r}')
+            return None, args[1:]
+        return args[:fmt], args[fmt:]
+    out = []
+    for f in fmt:
+        res, args = _regroup(args, f)
+        out.append(res)
+    return out, args
+
+
+def _freeze(fmt):
+    return tuple(_freeze(f) for f in fmt) if isinstance(fmt, list) else fmt
+
+
+def _indent(text, n):
+    lines = text.split('\n')
+    return '\n'.join([lines[0]] + [' ' * n + line for line in lines[1:]])
+
+
+class HookHandle:
+    """Detaches a forward hook or pre-hook from its block."""
+
+    def __init__(self):
+        self._hooks_dict_ref = None
+        self._id = None
+
+    def attach(self, hooks_dict, hook):
+        import weakref
+        self._id = id(hook)
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = weakref.ref(hooks_dict)
+
+    def detach(self):
+        hooks = self._hooks_dict_ref() if self._hooks_dict_ref else None
+        if hooks is not None and self._id in hooks:
+            del hooks[self._id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()
+
+
+# -------------------------------------------------------------------------------------------------
+# Block
+# -------------------------------------------------------------------------------------------------
+
+class Block:
+    """The base class of all layers and models (``forward`` computes).
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Prefix of the names of this block's parameters and children (default: the class name in
+        lower case and a counter, ``dense0_``).
+    params : ParameterDict, optional
+        Share these parameters (by name) instead of creating new ones.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        self._empty_prefix = prefix == ''
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith('_') else self._prefix
+        self._scope = _BlockScope(self)
+        self._children = OrderedDict()
+        self._reg_params = {}
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def _alias(self):
+        return type(self).__name__.lower()
+
+    def __repr__(self):
+        lines = [f'  ({key}): {_indent(repr(block), 2)}'
+                 for key, block in self.__dict__.items() if isinstance(block, Block)]
+        return f'{type(self).__name__}(\n' + '\n'.join(lines) + '\n)'
+
+    def __setattr__(self, name, value):
+        """Registers child blocks and parameters assigned as attributes."""
+        if hasattr(self, name):
+            existing = getattr(self, name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+                raise TypeError(f'Changing attribute type for {name} from {type(existing)} to '
+                                f'{type(value)} is not allowed.')
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            if name in self._reg_params:
+                raise MXNetError(f'Overriding Parameter attribute {name} is not allowed. If you '
+                                 "want to share parameters between blocks, please set 'params' "
+                                 'at Block construction instead.')
+            self._reg_params[name] = value
+        super().__setattr__(name, value)
+
+    # -- names and parameters ---------------------------------------------------------------
+    @property
+    def prefix(self):
+        """Prefix of this block's names (``dense0_``)."""
+        return self._prefix
+
+    @property
+    def name(self):
+        """Name of this block, without the trailing ``_``."""
+        return self._name
+
+    @property
+    def params(self):
+        """This block's own parameters (not its children's; see ``collect_params``)."""
+        return self._params
+
+    def name_scope(self):
+        """``with self.name_scope():`` names children and parameters under this block."""
+        return self._scope
+
+    def collect_params(self, select=None):
+        """A ParameterDict of this block's and all its descendants' parameters.
+
+        ``select`` keeps the names matching a regular expression (``'.*weight|.*bias'``).
+        """
+        self._check_container_with_block()
+        ret = ParameterDict(self._params.prefix)
+        if not select:
+            ret.update(self.params)
+        else:
+            pattern = re.compile(select)
+            ret.update({k: v for k, v in self.params.items() if pattern.match(k)})
+        for child in self._children.values():
+            ret.update(child.collect_params(select=select))
+        return ret
+
+    def _collect_params_with_prefix(self, prefix=''):
+        if prefix:
+            prefix += '.'
+        ret = {prefix + key: val for key, val in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def _check_container_with_block(self):
+        children = set(id(c) for c in self._children.values())
+
+        def hides_block(data):
+            if isinstance(data, (list, tuple)):
+                return any(hides_block(e) for e in data)
+            if isinstance(data, dict):
+                return any(hides_block(v) for v in data.values())
+            return isinstance(data, Block) and id(data) not in children
+
+        for key, value in self.__dict__.items():
+            if isinstance(value, (list, tuple, dict)) and not (key.startswith('__') or
+                                                               key == '_children'):
+                if hides_block(value):
+                    warnings.warn(f'"{type(self).__name__}.{key}" is an unregistered container '
+                                  'with Blocks. Note that Blocks inside the list, tuple or dict '
+                                  'will not be registered automatically. Make sure to register '
+                                  'them using register_child() or switching to '
+                                  'nn.Sequential/nn.HybridSequential instead. ', stacklevel=3)
+
+    def register_child(self, block, name=None):
+        """Register ``block`` as a child (named ``name``, or its position)."""
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    # -- hooks --------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, inputs)`` before each forward; returns a detachable handle."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(block, inputs, outputs)`` after each forward; returns a handle."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def apply(self, fn):
+        """Call ``fn(block)`` on every descendant, then on this block; returns this block."""
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- initialisation, modes, dtypes ------------------------------------------------------
+    def initialize(self, init=initializer.Uniform(), ctx=None, verbose=False,
+                   force_reinit=False):
+        """Initialize every parameter of this block and its children (see Parameter)."""
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the HybridBlocks among the children (a plain Block itself cannot be)."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        """Convert parameters (and children's) to ``dtype``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for param in self.params.values():
+            param.cast(dtype)
+
+    def zero_grad(self):
+        """Set the gradients of all parameters to 0."""
+        self.collect_params().zero_grad()
+
+    def reset_ctx(self, ctx):
+        """Move all parameters to ``ctx``."""
+        self.collect_params().reset_ctx(ctx)
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args):
+        for hook in self._forward_pre_hooks.values():
+            hook(self, args)
+        out = self.forward(*args)
+        for hook in self._forward_hooks.values():
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        """Override to compute."""
+        raise NotImplementedError(f'{type(self).__name__} must implement forward')
+
+    # -- files --------------------------------------------------------------------------------
+    def save_parameters(self, filename, deduplicate=False):
+        """Save parameters by their structural names (``features.0.weight``)."""
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            first = {}
+            for key, param in params.items():
+                first.setdefault(id(param), key)
+            params = {key: p for key, p in params.items() if first[id(p)] == key}
+        nd_module.save(filename, {key: val._reduce() for key, val in params.items()})
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source='current'):
+        """Load parameters saved by ``save_parameters`` (or, for older files, by full name)."""
+        loaded = nd_module.load(filename)
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any('.' in key for key in loaded):
+            # a file saved by ParameterDict.save: full names
+            del loaded
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
+                                       cast_dtype=cast_dtype, dtype_source=dtype_source)
+            return
+        if not allow_missing:
+            for name in params:
+                if name not in loaded:
+                    raise MXNetError(f"Parameter '{name}' is missing in file '{filename}', "
+                                     f'which contains parameters: {_brief(loaded)}. Set '
+                                     'allow_missing=True to ignore missing parameters.')
+        for name, value in loaded.items():
+            if name not in params:
+                if ignore_extra:
+                    continue
+                raise MXNetError(f"Parameter '{name}' loaded from file '{filename}' is not "
+                                 f'present in ParameterDict, which contains parameters '
+                                 f'{_brief(params)}. Set ignore_extra=True to ignore. ')
+            params[name]._load_init(value, ctx, cast_dtype=cast_dtype,
+                                    dtype_source=dtype_source)
+
+    def save_params(self, filename):
+        """Deprecated: use ``save_parameters``."""
+        warnings.warn('save_params is deprecated. Please use save_parameters. Note that if '
+                      'you want load from SymbolBlock later, please use export instead.',
+                      DeprecationWarning, stacklevel=2)
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """Deprecated: use ``load_parameters``."""
+        warnings.warn('load_params is deprecated. Please use load_parameters.',
+                      DeprecationWarning, stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    # -- summary --------------------------------------------------------------------------
+    def summary(self, *inputs):
+        """Print a table of the layers, their output shapes and parameter counts.
+
+        Runs one forward pass on ``inputs``; the block must not be hybridized (its layers would
+        not be called one by one).
+        """
+        print(_summary_table(self, inputs))
+
+
+def _shape_str(values):
+    flat, fmt = _flatten_shapes(values)
+    shapes = [v.shape if isinstance(v, NDArray) else v for v in flat]
+    grouped = _regroup(shapes, fmt)[0] if isinstance(fmt, list) else shapes[0]
+    return str(grouped)[1:-1] if isinstance(grouped, list) else str(grouped)
+
+
+def _flatten_shapes(values):
+    if not isinstance(values, (list, tuple)):
+        return [values], 0
+    flat, fmts = [], []
+    for v in values:
+        items, fmt = _flatten_shapes(v)
+        flat.extend(items)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _summary_table(block, inputs):
+    """The text of ``Block.summary``: one row per layer called, then parameter counts."""
+    from .nn import Sequential, HybridSequential
+    rows = [('Input', _shape_str(inputs), 0, 0, 0)]
+    seen = set()
+    hooks = []
+
+    def record(layer, _, outputs):
+        if any(isinstance(o, Symbol) for o in _flatten_shapes(outputs)[0]):
+            return          # a trace for deferred initialisation, not a call
+        n_params = trainable = shared = 0
+        for p in layer.params.values():
+            size = p.data().size
+            n_params += size
+            trainable += 0 if p.grad_req == 'null' else size
+            if id(p) in seen:
+                shared += size
+            seen.add(id(p))
+        name = f'{type(layer).__name__}-{len(rows)}'
+        rows.append((name, _shape_str(outputs), n_params, trainable, shared))
+
+    def attach(layer):
+        if isinstance(layer, HybridBlock) and layer._active:
+            raise MXNetError(f'"{layer.name}" must not be hybridized to print summary.')
+        if not isinstance(layer, (Sequential, HybridSequential)):
+            hooks.append(layer.register_forward_hook(record))
+    try:
+        block.apply(attach)
+        block(*inputs)
+    finally:
+        for h in hooks:
+            h.detach()
+    fmt = '{:>20}  {:>42} {:>15}'
+    total = sum(r[2] for r in rows)
+    trainable = sum(r[3] for r in rows)
+    shared = sum(r[4] for r in rows)
+    lines = ['-' * 80, fmt.format('Layer (type)', 'Output Shape', 'Param #'), '=' * 80]
+    lines += [fmt.format(name, shape, n) for name, shape, n, _, _ in rows]
+    lines += ['=' * 80, 'Parameters in forward computation graph, duplicate included',
+              f'   Total params: {total}', f'   Trainable params: {trainable}',
+              f'   Non-trainable params: {total - trainable}',
+              f'Shared params in forward computation graph: {shared}',
+              f'Unique parameters in model: {total - shared}', '-' * 80]
+    return '\n'.join(lines)
+
+
+def _brief(names):
+    names = list(names)
+    return ', '.join(names[:10]) + (f', ... ({len(names)} in all)' if len(names) > 10 else '')
+
+
+# -------------------------------------------------------------------------------------------------
+# Tracing: which block is being traced, so that errors can name it
+# -------------------------------------------------------------------------------------------------
+
+_tracing = threading.local()
+
+
+class _Traced:
+    """``with _Traced(block):`` marks ``block`` as being traced (for error messages)."""
+
+    def __init__(self, block):
+        self._block = block
+
+    def __enter__(self):
+        stack = getattr(_tracing, 'stack', None)
+        if stack is None:
+            stack = _tracing.stack = []
+        stack.append(self._block)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        stack = _tracing.stack
+        if exc is not None and not getattr(exc, '_hybridlib_traced', False):
+            _annotate(exc, list(stack))
+        stack.pop()
+
+
+def _block_path(stack):
+    path = [stack[0].name or type(stack[0]).__name__.lower()]
+    for parent, child in zip(stack, stack[1:]):
+        key = next((k for k, v in parent._children.items() if v is child), child.name)
+        path.append(key)
+    return '.'.join(path)
+
+
+def _annotate(exc, stack):
+    """Add the traced block's path and the user's hybrid_forward line to an error."""
+    exc._hybridlib_traced = True
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == 'hybrid_forward']
+    where = f'{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}' if frames else ''
+    note = f'while tracing block {_block_path(stack)}' + (f' ({where})' if where else '')
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (f'{exc.args[0]}\n  {note}',) + exc.args[1:]
+    else:
+        exc.args = exc.args + (note,)
+
+
+class _Trace:
+    """One traced graph and its CachedOp, with how to feed it."""
+    __slots__ = ('inputs', 'output', 'out_format', 'shape_dependent', 'cached_op', 'feed')
+
+    def __init__(self, inputs, output, out_format, shape_dependent):
+        self.inputs = inputs
+        self.output = output
+        self.out_format = out_format
+        self.shape_dependent = shape_dependent
+        self.cached_op = None
+        self.feed = None
+
+
+# -------------------------------------------------------------------------------------------------
+# HybridBlock
+# -------------------------------------------------------------------------------------------------
+
+class HybridBlock(Block):
+    """A Block whose ``hybrid_forward(F, x, *args, **params)`` works on NDArrays (imperative)
+    and on Symbols (traced by ``hybridize()`` into a compiled graph)."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._cached_graph = ()
+        self._traces = {}
+        self._active = False
+        self._flags = {}
+        self._callback = None
+        self._monitor_all = False
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, (HybridBlock, Parameter)):
+            self._clear_cached_op()
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise ValueError(f'Children of HybridBlock must also be HybridBlock, but {block} has '
+                             f'type {type(block)}. If you are using Sequential, please try '
+                             'HybridSequential instead.')
+        super().register_child(block, name)
+        self._clear_cached_op()
+
+    def _clear_cached_op(self):
+        self._cached_graph = ()
+        self._traces = {}
+
+    def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
+                  static_shape=False, inline_limit=2, forward_bulk_size=None,
+                  backward_bulk_size=None, **kwargs):
+        """Trace and compile on the next call (``active=False`` goes back to imperative).
+
+        ``static_alloc`` keeps the compiled graph's buffers across calls; ``static_shape``
+        declares that input shapes do not change. Unknown keyword arguments are an error.
+        """
+        if kwargs:
+            raise TypeError(f'hybridize() got unexpected keyword arguments {sorted(kwargs)}; it '
+                            f'takes active, backend, clear and {", ".join(VALID_FLAGS)}')
+        if backend is not None:
+            raise MXNetError(f'hybridize(backend={backend!r}): subgraph backends are not '
+                             'supported')
+        self._active = active
+        self._flags = {'static_alloc': static_alloc, 'static_shape': static_shape}
+        if clear:
+            self._clear_cached_op()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn(f'"{self}" is being hybridized while still having forward hook/'
+                          f'pre-hook. If "{self}" is a child of HybridBlock, the hooks will not '
+                          'take effect.', stacklevel=2)
+        for child in self._children.values():
+            child.hybridize(active, clear=clear, static_alloc=static_alloc,
+                            static_shape=static_shape, inline_limit=inline_limit,
+                            forward_bulk_size=forward_bulk_size,
+                            backward_bulk_size=backward_bulk_size)
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(name, op_name, array)`` for every operator output of the compiled
+        graph (and every input too with ``monitor_all``)."""
+        self._callback = callback
+        self._monitor_all = monitor_all
+        self._clear_cached_op()
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
+    @property
+    def cached_op(self):
+        """The CachedOp of the most recent hybridized call (``.code`` shows its source)."""
+        trace = self._last_trace() if self._traces else None
+        return None if trace is None else trace.cached_op
+
+    def _last_trace(self):
+        return next(reversed(self._traces.values()))
+
+    # -- tracing ------------------------------------------------------------------------------
+    def _trace(self, flat, fmt):
+        """Trace ``hybrid_forward`` with Symbols standing for ``flat`` (None kept)."""
+        real = [a for a in flat if a is not None]
+        if not real:
+            raise ValueError(f'All args are None and we do not support such a case. Received '
+                             f'args={flat}')
+        names = ['data'] if len(real) == 1 else [f'data{i}' for i in range(len(real))]
+        inputs = [sym_module.traced_var(n, a.shape, a.dtype) for n, a in zip(names, real)]
+        it = iter(inputs)
+        grouped, _ = _regroup([None if a is None else next(it) for a in flat], fmt)
+        reads = sym_module.shape_reads.count()
+        out = self._trace_call(grouped)
+        shape_dependent = sym_module.shape_reads.count() != reads
+        out, out_fmt = _flatten(out, 'output')
+        trace = _Trace(inputs, sym_module.Group(out), out_fmt, shape_dependent)
+        self._cached_graph = (inputs, trace.output)
+        return trace
+
+    def _trace_call(self, grouped):
+        params = {k: v.var() for k, v in self._reg_params.items()}
+        with _Traced(self), self.name_scope():
+            return self.hybrid_forward(sym_module, *grouped, **params)
+
+    def _get_trace(self, flat, fmt):
+        arrays = [a for a in flat if a is not None]
+        base = (_freeze(fmt), tuple(a is None for a in flat),
+                tuple(a._data.dtype for a in arrays), arrays[0].context,
+                autograd.is_training())
+        trace = self._traces.get(base)
+        if trace is not None and trace.shape_dependent:
+            trace = self._traces.get((base, tuple(a.shape for a in arrays)))
+        if trace is None:
+            trace = self._trace(flat, fmt)
+            key = (base, tuple(a.shape for a in arrays)) if trace.shape_dependent else base
+            self._traces.setdefault(base, trace)
+            self._traces[key] = trace
+        return trace
+
+    def _finish_deferred(self, trace, arrays):
+        """Give deferred parameters the shapes the traced graph infers, and create them."""
+        params = self.collect_params()
+        pending = [p for p in params.values() if p._deferred_init]
+        if not pending:
+            return
+        nodes = topo_nodes(trace.output._outputs)
+        shapes = infer_graph(nodes, 'shape', {s.name: a.shape for s, a in
+                                              zip(trace.inputs, arrays)})
+        by_name = {n.name: shapes.get((n, 0)) for n in nodes if n.op is None}
+        for p in pending:
+            shape = by_name.get(p.name)
+            if shape is not None:
+                p.shape = shape
+        for p in pending:
+            p._finish_deferred_init()
+
+    def infer_shape(self, *args):
+        """Infer and set the shapes of the parameters from input arrays."""
+        self._infer_attrs('shape', args)
+
+    def infer_type(self, *args):
+        """Infer and set the dtypes of the parameters from input arrays."""
+        self._infer_attrs('dtype', args)
+
+    def _infer_attrs(self, kind, args):
+        flat, fmt = _flatten(args, 'input')
+        arrays = [a for a in flat if a is not None]
+        trace = self._get_trace(flat, fmt)
+        nodes = topo_nodes(trace.output._outputs)
+        given = {s.name: (a.shape if kind == 'shape' else np.dtype(a.dtype))
+                 for s, a in zip(trace.inputs, arrays)}
+        values = infer_graph(nodes, kind, given)
+        by_name = {n.name: values.get((n, 0)) for n in nodes if n.op is None}
+        for param in self.collect_params().values():
+            value = by_name.get(param.name)
+            if value is None or kind == 'shape' and 0 in value:
+                raise MXNetError(f"{kind} of parameter '{param.name}' cannot be inferred from "
+                                 f'the inputs {[a.shape for a in arrays]}')
+            setattr(param, kind, value)
+
+    # -- calling ------------------------------------------------------------------------------
+    def forward(self, x, *args):
+        """Dispatch on the inputs: NDArrays run (compiled when hybridized), Symbols compose."""
+        flat = [a for a in _flatten([x] + list(args), 'input')[0] if a is not None]
+        has_symbol = any(isinstance(a, Symbol) for a in flat)
+        has_ndarray = any(isinstance(a, NDArray) for a in flat)
+        if has_symbol and has_ndarray:
+            raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols '
+                             'types for the input. Please check the type of the args.\n')
+        if has_symbol:
+            params = {k: v.var() for k, v in self._reg_params.items()}
+            with _Traced(self), self.name_scope():
+                return self.hybrid_forward(sym_module, x, *args, **params)
+        contexts = {a.context for a in flat}
+        if len(contexts) > 1:
+            raise ValueError('Find multiple contexts in the input, After hybridize, the '
+                             'HybridBlock only supports one input context. You can print the '
+                             'ele.ctx in the input arguments to inspect their contexts. Find '
+                             f'all contexts = {contexts}')
+        ctx = flat[0].context if flat else None
+        if self._active:
+            return self._call_cached_op(x, *args)
+        try:
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            flat_all, fmt = _flatten([x] + list(args), 'input')
+            self._finish_deferred(self._get_trace(flat_all, fmt), flat)
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        with ctx:
+            return self.hybrid_forward(nd_module, x, *args, **params)
+
+    def _call_cached_op(self, *args):
+        flat, fmt = _flatten(list(args), 'input')
+        arrays = [a for a in flat if a is not None]
+        trace = self._get_trace(flat, fmt)
+        if trace.cached_op is None:
+            self._finish_deferred(trace, arrays)
+            self._build_cached_op(trace)
+        ctx = arrays[0].context
+        feed = []
+        for kind, item in trace.feed:
+            feed.append(arrays[item] if kind == 'data' else item.data(ctx))
+        outs = trace.cached_op(*feed)
+        return _regroup(outs, trace.out_format)[0]
+
+    def _build_cached_op(self, trace):
+        params = {p.name: p for p in self.collect_params().values()}
+        op = CachedOp(trace.output, self._flags)
+        if self._callback is not None:
+            op.register_op_hook(self._callback, self._monitor_all)
+        data_index = {s.name: i for i, s in enumerate(trace.inputs)}
+        feed = []
+        for name in op.input_names:
+            if name in data_index:
+                feed.append(('data', data_index[name]))
+            elif name in params:
+                feed.append(('param', params[name]))
+            else:
+                raise MXNetError(f'the graph of {self.name} has an input {name!r} that is '
+                                 'neither an argument nor a parameter of the block')
+        trace.cached_op = op
+        trace.feed = feed
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """Override to compute; ``F`` is ``hybridlib.ndarray`` or ``hybridlib.symbol``."""
+        raise NotImplementedError(f'{type(self).__name__} must implement hybrid_forward')
+
+    # -- export -------------------------------------------------------------------------------
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's formats) from the
+        graph of the last hybridized call."""
+        if not self._cached_graph:
+            raise RuntimeError('Please first call block.hybridize() and then run forward with '
+                               'this block at least once before calling export.')
+        graph = self._cached_graph[1]
+        sym_file = f'{path}-symbol.json'
+        graph.save(sym_file, remove_amp_cast=remove_amp_cast)
+        arg_names = set(graph.list_arguments())
+        aux_names = set(graph.list_auxiliary_states())
+        arg_dict = {}
+        for name, param in self.collect_params().items():
+            if name in arg_names:
+                arg_dict[f'arg:{name}'] = param._reduce()
+            elif name in aux_names:
+                arg_dict[f'aux:{name}'] = param._reduce()
+        params_file = f'{path}-{epoch:04d}.params'
+        nd_module.save(params_file, arg_dict)
+        return sym_file, params_file
+
+
+# -------------------------------------------------------------------------------------------------
+# SymbolBlock
+# -------------------------------------------------------------------------------------------------
+
+def _common_prefix(names):
+    if not names:
+        return ''
+    prefix = names[0]
+    for name in names:
+        i = 0
+        while i < min(len(prefix), len(name)) and prefix[i] == name[i]:
+            i += 1
+        prefix = prefix[:i]
+    return prefix
+
+
+class SymbolBlock(HybridBlock):
+    """A HybridBlock made from a graph: ``outputs`` computed from the variables ``inputs``;
+    the graph's other variables are parameters (shared from ``params`` when given).
+
+    Feature extraction::
+
+        internals = net(sym.var('data')).get_internals()
+        features = SymbolBlock(internals['dense0_fwd_output'], sym.var('data'),
+                               params=net.collect_params())
+    """
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
+                ignore_extra=False):
+        """Load a model exported by ``export`` (hybridlib's or MXNet's)."""
+        graph = sym_module.load(symbol_file)
+        if isinstance(input_names, str):
+            input_names = [input_names]
+        if param_file is None:
+            inputs = [sym_module.var(i, dtype='float32') for i in input_names]
+        else:
+            inputs = [sym_module.var(i) for i in input_names]
+        block = SymbolBlock(graph, inputs)
+        if param_file is not None:
+            block.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
+                                        cast_dtype=True, dtype_source='saved')
+        return block
+
+    def __init__(self, outputs, inputs, params=None):
+        super().__init__(prefix=None, params=None)
+        self._prefix = ''
+        self._params = ParameterDict('', params)
+        if isinstance(inputs, Symbol) and len(inputs.list_outputs()) == 1:
+            inputs = [inputs]
+        if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
+            outputs = outputs[0]
+        syms, self._in_format = _flatten(inputs, 'input')
+        out, out_format = _flatten(outputs, 'output')
+        out = sym_module.Group(out)
+        input_names = set()
+        for s in syms:
+            if len(s.get_internals().list_outputs()) != 1:
+                raise MXNetError(f'Input symbols must be variable, but {s} is an output of '
+                                 'operators')
+            input_names.add(s.name)
+        missing = [n for n in input_names if n not in out.list_inputs()]
+        if missing:
+            raise MXNetError(f'SymbolBlock: inputs {missing} are not inputs of the graph, '
+                             f'whose inputs are {out.list_inputs()}')
+        for name in out.list_arguments():
+            if name not in input_names:
+                self.params.get(name, allow_deferred_init=True)
+        for name in out.list_auxiliary_states():
+            if name not in input_names:
+                self.params.get(name, grad_req='null', allow_deferred_init=True)
+        self._graph_inputs = syms
+        self._graph = out
+        self._graph_out_format = out_format
+        self._cached_graph = (syms, out)
+        len_prefix = len(_common_prefix(list(self._params.keys())))
+        self._reg_params = {key[len_prefix:]: val for key, val in self._params.items()}
+
+    def _clear_cached_op(self):
+        self._traces = {}
+
+    def _trace(self, flat, fmt):
+        if _freeze(fmt) != _freeze(self._in_format):
+            raise ValueError(f'Invalid input format: the block takes {self._in_format}, got '
+                             f'{fmt}')
+        return _Trace(self._graph_inputs, self._graph, self._graph_out_format, False)
+
+    def forward(self, x, *args):
+        if isinstance(x, NDArray):
+            with x.context:
+                return self._call_cached_op(x, *args)
+        if not isinstance(x, Symbol):
+            raise TypeError(f'HybridBlock requires the first argument to forward be either '
+                            f'Symbol or NDArray, but got {type(x)}')
+        flat, fmt = _flatten([x] + list(args), 'input')
+        if _freeze(fmt) != _freeze(self._in_format):
+            raise ValueError('Invalid input format')
+        ret = copy.copy(self._graph)
+        ret._compose(**{k.name: v for k, v in zip(self._graph_inputs, flat)})
+        return _regroup(list(ret), self._graph_out_format)[0]
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)

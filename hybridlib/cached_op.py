@@ -1,0 +1,352 @@
+"""The CachedOp: a traced graph compiled into straight-line Python source.
+
+For each set of input shapes, dtypes, mode and context, the graph becomes a *plan*:
+
+1. shapes and dtypes of every value are inferred once (and creation operators whose shape had
+   unknown dimensions get the inferred one);
+2. a forward function is generated: one line per node, ``name = Op(xp, attrs_name, inputs...)``,
+   with operator bodies, attributes and the array module in a globals table, values deleted
+   after their last use, and with ``static_alloc`` a buffer plan (``planner.py``);
+3. when the call is recorded, the backward graph is built symbolically from the registry's
+   gradients (``executor.gradient_graph``), only the nodes that the wanted gradients need are
+   kept, and a backward function is generated the same way. The forward of a recorded call
+   also returns the values the backward reads.
+
+The source is compiled with a file name registered in ``linecache``, so tracebacks show the
+generated line; ``CachedOp.code`` returns it. ``executor.run_graph`` interprets the same graph
+node by node and serves as the reference in tests.
+
+Under ``autograd.record()`` a call is one tape entry whose gradient runs the generated
+backward, so the per-call Python work is the generated lines plus a constant.
+"""
+import builtins
+import itertools
+import keyword
+import linecache
+import re
+
+from . import autograd
+from .base import MXNetError, NotSupportedError
+from .executor import gradient_graph, run_graph
+from .ndarray import NDArray
+from .ops.registry import OpDef, Params
+from .symbol import infer_graph, topo_nodes
+
+__all__ = ['CachedOp', 'Plan', 'VALID_FLAGS']
+
+VALID_FLAGS = ('static_alloc', 'static_shape', 'inline_limit', 'forward_bulk_size',
+               'backward_bulk_size')
+_counter = itertools.count()
+
+
+class _Namespace:
+    """Unique, legal Python names derived from graph names."""
+
+    def __init__(self, reserved=()):
+        self._used = set(keyword.kwlist) | set(dir(builtins)) | set(reserved)
+
+    def name(self, base):
+        name = re.sub(r'\W', '_', base) or 'v'
+        if name[0].isdigit():
+            name = '_' + name
+        candidate, n = name, 1
+        while candidate in self._used:
+            candidate = f'{name}_{n}'
+            n += 1
+        self._used.add(candidate)
+        return candidate
+
+
+class _Source:
+    """Builds one generated function: its lines and its globals table."""
+
+    def __init__(self, names, globals_):
+        self.names = names
+        self.globals = globals_
+        self.lines = []
+
+    def op_function(self, op):
+        key = ('op', op.name)
+        if key not in self.globals['_registry_names']:
+            name = self.names.name(op.name)
+            self.globals['_registry_names'][key] = name
+            self.globals[name] = op.compute
+        return self.globals['_registry_names'][key]
+
+
+def _resolved_params(node, out_shapes):
+    """A creation operator's attributes with the unknown dimensions of ``shape`` filled in."""
+    params = node.params
+    if node.inputs or 'shape' not in params or not params['shape'] or \
+            all(params['shape']):
+        return params
+    shape = out_shapes[0]
+    if shape is None or 0 in shape:
+        raise MXNetError(f'node {node.name!r} ({node.op.name}): its shape {params["shape"]} '
+                         'has unknown dimensions that the graph does not determine')
+    resolved = Params(params)
+    resolved['shape'] = tuple(shape)
+    return resolved
+
+
+def _generate(fn_name, args, nodes, outputs, values, is_train, namer, hooks=False):
+    """Source and globals of ``def fn_name(*args)`` computing ``outputs`` from ``args``.
+
+    ``args`` are entries (or variable nodes) given as parameters; ``nodes`` the operator nodes
+    to run, in order; ``values`` the inferred shapes per entry (to resolve creation ops).
+    Returns (source, globals, {entry: python name}).
+    """
+    g = {'_registry_names': {}}
+    src = _Source(namer, g)
+    local = {}
+    params = []
+    for entry in args:
+        local[entry] = namer.name(_entry_name(entry))
+        params.append(local[entry])
+    last_use = {}
+    for i, node in enumerate(nodes):
+        for e in node.inputs:
+            last_use[e] = i
+    keep = set(outputs)
+    body = []
+    for i, node in enumerate(nodes):
+        fn = src.op_function(node.op)
+        attrs = namer.name(f'attrs_{node.name}')
+        out_shapes = [values.get((node, k)) for k in range(node.num_outputs)]
+        g[attrs] = _resolved_params(node, out_shapes)
+        ins = ', '.join(local[e] for e in node.inputs)
+        call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
+        call += f', is_train={is_train})' if node.op.train_aware else ')'
+        n_out = node.num_outputs
+        targets = []
+        for k in range(n_out):
+            entry = (node, k)
+            used = entry in last_use or entry in keep
+            if used:
+                local[entry] = namer.name(_entry_name(entry))
+                targets.append(local[entry])
+            else:
+                targets.append('_')
+        if n_out == 1:
+            body.append(f'    {targets[0]} = {call}')
+        else:
+            body.append(f'    {", ".join(targets)} = {call}')
+        if hooks:
+            for k in range(n_out):
+                if (node, k) in local:
+                    body.append(f"    _hook({node.name!r}, {node.op.name!r}, {local[(node, k)]})")
+        dead = [local[e] for e in node.inputs if last_use.get(e) == i and e not in keep
+                and e in local and e not in args]
+        dead = list(dict.fromkeys(dead))
+        if dead:
+            body.append(f'    del {", ".join(dead)}')
+    result = ', '.join(local[e] for e in outputs)
+    body.append(f'    return ({result}{"," if len(outputs) == 1 else ""})')
+    source = f'def {fn_name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
+    return source, g, local
+
+
+def _entry_name(entry):
+    node, index = entry
+    if node.op is None or node.num_outputs == 1:
+        return node.name
+    names = node.op.output_names(node.params)
+    return f'{node.name}_{names[index]}' if index < len(names) else f'{node.name}_out{index}'
+
+
+def _compile(sources, globals_, tag):
+    """Compile ``sources`` into functions; the text is registered for tracebacks."""
+    text = '\n\n'.join(sources)
+    filename = f'<hybridlib-cached-op-{next(_counter)}-{tag}>'
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    code = compile(text, filename, 'exec')
+    namespace = dict(globals_)
+    exec(code, namespace)      # noqa: S102 - our own generated source, shown by .code
+    return namespace, text
+
+
+class Plan:
+    """The compiled forward (and backward) of a graph for one input signature."""
+
+    def __init__(self, graph, input_nodes, shapes, dtypes, ctx, is_train, grad_mask, hooks):
+        self.ctx = ctx
+        self.is_train = is_train
+        nodes = topo_nodes(graph._outputs)
+        outputs = list(graph._outputs)
+        given_shapes = {n.name: s for n, s in zip(input_nodes, shapes)}
+        given_dtypes = {n.name: d for n, d in zip(input_nodes, dtypes)}
+        self.shapes = infer_graph(nodes, 'shape', given_shapes)
+        self.dtypes = infer_graph(nodes, 'dtype', given_dtypes)
+        op_nodes = [n for n in nodes if n.op is not None]
+        self.random = any(n.op.random for n in op_nodes)
+        namer = _Namespace(reserved=('xp', '_hook'))
+        fwd_args = [(n, 0) for n in input_nodes]
+        self.n_outputs = len(outputs)
+        self.saved = []
+        self.backward = None
+        sources = []
+        globals_ = {'xp': ctx.array_module}
+        wrt = [n for n, need in zip(input_nodes, grad_mask) if need]
+        if wrt:
+            grads, heads = gradient_graph(graph, [n.name for n in wrt], is_train=is_train,
+                                          shapes=self.shapes, dtypes=self.dtypes)
+            grad_entries = [s._outputs[0] for s in grads]
+            head_entries = [h._outputs[0] for h in heads]
+            forward_ids = {id(n) for n in nodes}
+            bwd_nodes = [n for n in topo_nodes(grad_entries)
+                         if n.op is not None and id(n) not in forward_ids]
+            needed = []
+            for node in bwd_nodes:
+                for e in node.inputs:
+                    if id(e[0]) in forward_ids and e[0].op is not None and e not in needed:
+                        needed.append(e)
+            for e in grad_entries:
+                if id(e[0]) in forward_ids and e[0].op is not None and e not in needed:
+                    needed.append(e)
+            self.saved = needed
+            input_entries = [(n, 0) for n in input_nodes]
+            bwd_args = input_entries + needed + head_entries
+            src, g, _ = _generate('backward', bwd_args, bwd_nodes, grad_entries,
+                                  {}, is_train, _Namespace(reserved=('xp',)))
+            sources.append(src)
+            globals_.update(g)
+            self.grad_mask = list(grad_mask)
+        src, g, _ = _generate('forward', fwd_args, op_nodes, outputs + self.saved, self.shapes,
+                              is_train, namer, hooks)
+        sources.insert(0, src)
+        globals_.update(g)
+        namespace, self.code = _compile(sources, globals_, 'train' if wrt else 'infer')
+        self.forward = namespace['forward']
+        self.backward = namespace.get('backward')
+        self._graph = graph
+        self._input_nodes = input_nodes
+
+
+class CachedOp:
+    """A graph (``Symbol``) compiled for fast repeated calls on NDArrays.
+
+    ``CachedOp(symbol, flags)(*arrays)`` takes one NDArray per ``symbol.list_inputs()`` name, in
+    that order, and returns the outputs. Flags: ``static_alloc`` (keep a buffer plan across
+    calls), ``static_shape`` (the inputs keep their shapes).
+    """
+
+    def __init__(self, symbol, flags=()):
+        flags = dict(flags)
+        unknown = set(flags) - set(VALID_FLAGS)
+        if unknown:
+            raise TypeError(f'unknown CachedOp flags {sorted(unknown)}; valid flags are '
+                            f'{", ".join(VALID_FLAGS)}')
+        self.flags = flags
+        self._symbol = symbol
+        nodes = topo_nodes(symbol._outputs)
+        self._input_nodes = [n for n in nodes if n.op is None]
+        self.input_names = [n.name for n in self._input_nodes]
+        aux = {id(e[0]) for n in nodes for e in n.aux_inputs()}
+        self._differentiable = [id(n) not in aux for n in self._input_nodes]
+        self._plans = {}
+        self._last_plan = None
+        self._hook = None
+
+    @property
+    def code(self):
+        """The generated source of the most recent plan (forward, and backward if recorded)."""
+        if self._last_plan is None:
+            return None
+        return self._last_plan.code
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(node_name, op_name, array)`` on each operator output."""
+        self._hook = callback
+        self._plans.clear()
+
+    def _plan(self, arrays, is_train, grad_mask):
+        ctx = arrays[0]._ctx if arrays else None
+        key = (tuple(a.shape for a in arrays), tuple(a._data.dtype for a in arrays), ctx,
+               is_train, grad_mask)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx, is_train,
+                        grad_mask, self._hook is not None)
+            self._plans[key] = plan
+        self._last_plan = plan
+        return plan
+
+    def __call__(self, *arrays):
+        if len(arrays) != len(self._input_nodes):
+            raise MXNetError(f'CachedOp takes {len(self._input_nodes)} inputs '
+                             f'({", ".join(self.input_names)}), got {len(arrays)}')
+        ctx = arrays[0]._ctx
+        for name, a in zip(self.input_names, arrays):
+            if a._ctx != ctx:
+                raise MXNetError(f'CachedOp input {name!r} is on {a._ctx}, the others on {ctx}')
+        is_train = autograd.is_training()
+        recording = autograd.is_recording() and any(a._entry is not None for a in arrays)
+        grad_mask = tuple(a._entry is not None and d for a, d in
+                          zip(arrays, self._differentiable)) if recording else ()
+        if recording and not any(grad_mask):
+            recording = False
+            grad_mask = ()
+        plan = self._plan(arrays, is_train, grad_mask)
+        datas = [a._data for a in arrays]
+        if self._hook is not None:
+            plan.forward.__globals__['_hook'] = self._hook_ndarray(ctx)
+        with autograd.pause(is_train):
+            results = plan.forward(*datas)
+        outs = [NDArray(r, ctx) for r in results[:plan.n_outputs]]
+        if recording:
+            saved = [NDArray(r, ctx) for r in results[plan.n_outputs:]]
+            autograd.record_op(_BackwardOp.for_plan(plan, self), Params(), list(arrays),
+                               outs + saved, is_train)
+        return outs
+
+    def _hook_ndarray(self, ctx):
+        hook = self._hook
+
+        def call(node_name, op_name, data):
+            hook(node_name, op_name, NDArray(data, ctx))
+        return call
+
+    def interpret(self, *arrays):
+        """The same outputs computed node by node by the reference interpreter."""
+        values = {(n, 0): a for n, a in zip(self._input_nodes, arrays)}
+        nodes = topo_nodes(self._symbol._outputs)
+        run_graph(nodes, values, autograd.is_training())
+        return [values[e] for e in self._symbol._outputs]
+
+
+class _BackwardOp(OpDef):
+    """The tape entry of a recorded CachedOp call: its gradient runs the plan's backward."""
+
+    def __init__(self, plan, cached_op):
+        super().__init__('_CachedOp', compute=None, gradient=self._gradient,
+                         num_outputs=plan.n_outputs + len(plan.saved),
+                         num_visible_outputs=plan.n_outputs)
+        self._plan = plan
+        self._cached_op = cached_op
+
+    @classmethod
+    def for_plan(cls, plan, cached_op):
+        op = getattr(plan, '_tape_op', None)
+        if op is None:
+            op = plan._tape_op = cls(plan, cached_op)
+        return op
+
+    def _gradient(self, F, attrs, inputs, outputs, ograds):
+        plan = self._plan
+        if autograd.is_recording():
+            raise NotSupportedError(
+                'gradients of gradients (create_graph=True) through a hybridized block are not '
+                'supported; call hybridize(active=False) on it for higher-order gradients')
+        ctx = plan.ctx
+        xp = ctx.array_module
+        heads = []
+        for g, out in zip(ograds[:plan.n_outputs], outputs[:plan.n_outputs]):
+            heads.append(xp.zeros_like(out._data) if g is None else g._data)
+        saved = [o._data for o in outputs[plan.n_outputs:]]
+        with autograd.pause(plan.is_train):
+            grads = plan.backward(*[x._data for x in inputs], *saved, *heads)
+        result = []
+        it = iter(grads)
+        for need in plan.grad_mask:
+            result.append(NDArray(next(it), ctx) if need else None)
+        return result

@@ -1,0 +1,291 @@
+"""Containers and basic layers: Sequential, HybridSequential, Dense, Dropout, BatchNorm,
+Activation, Flatten, Lambda, HybridLambda.
+
+Each layer is thin: its ``hybrid_forward`` calls one registered operator, named ``fwd`` so the
+graph node is ``<prefix>fwd`` as in MXNet's exports. Parameter names, shapes (0 where
+inferred on the first call), defaults and reprs follow Gluon 1.9.1.
+"""
+import warnings
+
+import numpy as np
+
+from ..base import MXNetError
+from ..block import Block, HybridBlock
+
+__all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'Activation',
+           'Flatten', 'Lambda', 'HybridLambda']
+
+
+def _container_forward(children, x, args):
+    """Feed ``x`` through ``children``; a child returning a tuple feeds all of it onwards."""
+    for block in children:
+        x = block(x, *args)
+        args = []
+        if isinstance(x, (tuple, list)):
+            args = x[1:]
+            x = x[0]
+    if args:
+        x = tuple([x] + list(args))
+    return x
+
+
+class _SequentialMixin:
+    """``add``, indexing, ``len`` and repr shared by Sequential and HybridSequential."""
+
+    def add(self, *blocks):
+        """Append blocks, in order."""
+        for block in blocks:
+            self.register_child(block)
+
+    def __repr__(self):
+        from ..block import _indent
+        lines = [f'  ({key}): {_indent(repr(block), 2)}' for key, block in self._children.items()]
+        return f'{type(self).__name__}(\n' + '\n'.join(lines) + '\n)'
+
+    def __getitem__(self, key):
+        layers = list(self._children.values())[key]
+        if isinstance(layers, list):
+            net = type(self)(prefix=self._prefix)
+            with net.name_scope():
+                net.add(*layers)
+            return net
+        return layers
+
+    def __len__(self):
+        return len(self._children)
+
+
+class Sequential(_SequentialMixin, Block):
+    """Stacks Blocks sequentially.
+
+    Example::
+
+        net = nn.Sequential()
+        with net.name_scope():
+            net.add(nn.Dense(10, activation='relu'), nn.Dense(20))
+    """
+
+    def forward(self, x, *args):
+        return _container_forward(self._children.values(), x, args)
+
+    def hybridize(self, active=True, **kwargs):
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn(f"All children of this Sequential layer '{self.prefix}' are "
+                          'HybridBlocks. Consider using HybridSequential for the best '
+                          'performance.', stacklevel=2)
+        super().hybridize(active, **kwargs)
+
+
+class HybridSequential(_SequentialMixin, HybridBlock):
+    """Stacks HybridBlocks sequentially; can be hybridized as a whole."""
+
+    def hybrid_forward(self, F, x, *args):
+        return _container_forward(self._children.values(), x, args)
+
+
+class Dense(HybridBlock):
+    """A fully connected layer: ``activation(dot(x, weight.T) + bias)``.
+
+    Parameters
+    ----------
+    units : int
+        Output size.
+    activation : str, optional
+        An ``Activation`` applied to the output (``'relu'``...).
+    use_bias : bool, default True
+    flatten : bool, default True
+        Flatten all but the first input axis; otherwise apply to the last axis only.
+    dtype : str, default 'float32'
+    weight_initializer, bias_initializer : Initializer or str
+    in_units : int, default 0
+        Input size; 0 infers it on the first call.
+
+    Shapes: ``(N, in_units)`` -> ``(N, units)``; with ``flatten=False``, ``(x1, ..., xn,
+    in_units)`` -> ``(x1, ..., xn, units)``.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype='float32',
+                 weight_initializer=None, bias_initializer='zeros', in_units=0, **kwargs):
+        super().__init__(**kwargs)
+        self._flatten = flatten
+        with self.name_scope():
+            self._units = units
+            self._in_units = in_units
+            self.weight = self.params.get('weight', shape=(units, in_units),
+                                          init=weight_initializer, dtype=dtype,
+                                          allow_deferred_init=True)
+            if use_bias:
+                self.bias = self.params.get('bias', shape=(units,), init=bias_initializer,
+                                            dtype=dtype, allow_deferred_init=True)
+            else:
+                self.bias = None
+            self.act = Activation(activation, prefix=activation + '_') if activation else None
+
+    def hybrid_forward(self, F, x, weight, bias=None):
+        out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
+                               flatten=self._flatten, name='fwd')
+        if self.act is not None:
+            out = self.act(out)
+        return out
+
+    def __repr__(self):
+        shape = self.weight.shape
+        return (f'{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}, '
+                f'{self.act if self.act else "linear"})')
+
+
+class Dropout(HybridBlock):
+    """Zeroes a fraction ``rate`` of the values in training mode (scaling the rest by
+    ``1/(1-rate)``); the identity in predict mode. ``axes``: drop along these axes together."""
+
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
+        self._rate = rate
+        self._axes = axes
+
+    def hybrid_forward(self, F, x):
+        if self._rate > 0:
+            return F.Dropout(x, p=self._rate, axes=self._axes, name='fwd', cudnn_off=False)
+        return F.identity(x)
+
+    def __repr__(self):
+        return f'{type(self).__name__}(p = {self._rate}, axes={self._axes})'
+
+
+class BatchNorm(HybridBlock):
+    """Batch normalisation along ``axis`` (the channel axis).
+
+    In training mode the batch statistics normalise and the running statistics move towards
+    them with ``momentum``; in predict mode the running statistics normalise.
+
+    Parameters
+    ----------
+    axis : int, default 1
+    momentum : float, default 0.9
+    epsilon : float, default 1e-5
+    center : bool, default True
+        Learn ``beta``.
+    scale : bool, default True
+        Learn ``gamma`` (False fixes it to 1).
+    use_global_stats : bool, default False
+        Always normalise with the running statistics.
+    in_channels : int, default 0
+        Number of channels; 0 infers it on the first call.
+    """
+
+    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                 use_global_stats=False, beta_initializer='zeros', gamma_initializer='ones',
+                 running_mean_initializer='zeros', running_variance_initializer='ones',
+                 in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'axis': axis, 'eps': epsilon, 'momentum': momentum,
+                        'fix_gamma': not scale, 'use_global_stats': use_global_stats}
+        self._axis = axis
+        if in_channels != 0:
+            self.in_channels = in_channels
+        self.gamma = self.params.get('gamma', grad_req='write' if scale else 'null',
+                                     shape=(in_channels,), init=gamma_initializer,
+                                     allow_deferred_init=True, differentiable=scale)
+        self.beta = self.params.get('beta', grad_req='write' if center else 'null',
+                                    shape=(in_channels,), init=beta_initializer,
+                                    allow_deferred_init=True, differentiable=center)
+        self.running_mean = self.params.get('running_mean', grad_req='null',
+                                            shape=(in_channels,),
+                                            init=running_mean_initializer,
+                                            allow_deferred_init=True, differentiable=False)
+        self.running_var = self.params.get('running_var', grad_req='null',
+                                           shape=(in_channels,),
+                                           init=running_variance_initializer,
+                                           allow_deferred_init=True, differentiable=False)
+
+    def cast(self, dtype):
+        # float16 networks keep float32 statistics, as MXNet's BatchNorm does
+        if np.dtype(dtype).name == 'float16':
+            dtype = 'float32'
+        super().cast(dtype)
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+                           **self._kwargs)
+
+    def __repr__(self):
+        in_channels = self.gamma.shape[0]
+        content = ', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())
+        return (f'{type(self).__name__}({content}, '
+                f'in_channels={in_channels if in_channels else None})')
+
+
+class Activation(HybridBlock):
+    """An activation function: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'`` or
+    ``'softsign'`` (any shape)."""
+
+    def __init__(self, activation, **kwargs):
+        self._act_type = activation
+        super().__init__(**kwargs)
+
+    def _alias(self):
+        return self._act_type
+
+    def hybrid_forward(self, F, x):
+        return F.Activation(x, act_type=self._act_type, name='fwd')
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self._act_type})'
+
+
+class Flatten(HybridBlock):
+    """Flattens all axes but the first: ``(N, x1, ..., xn)`` -> ``(N, x1 * ... * xn)``."""
+
+    def hybrid_forward(self, F, x):
+        return F.Flatten(x)
+
+    def __repr__(self):
+        return type(self).__name__
+
+
+class Lambda(Block):
+    """Wraps a function (or the name of an ``nd`` function) as a Block."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            from .. import ndarray
+            if not hasattr(ndarray, function):
+                raise MXNetError(f'Function name {function} is not found in ndarray.')
+            self._func_impl = getattr(ndarray, function)
+        elif callable(function):
+            self._func_impl = function
+        else:
+            raise ValueError(f'Unrecognized function in lambda: {function} of type '
+                             f'{type(function)}')
+
+    def forward(self, *args):
+        return self._func_impl(*args)
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self._func_impl.__name__})'
+
+
+class HybridLambda(HybridBlock):
+    """Wraps ``function(F, x, ...)`` (or the name of an operator) as a HybridBlock."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            from .. import ndarray, symbol
+            if not (hasattr(ndarray, function) and hasattr(symbol, function)):
+                raise MXNetError(f'Function name {function} is not found in symbol/ndarray.')
+            self._func = lambda F, *args: getattr(F, function)(*args)
+            self._func_name = function
+        elif callable(function):
+            self._func = function
+            self._func_name = function.__name__
+        else:
+            raise ValueError(f'Unrecognized function in lambda: {function} of type '
+                             f'{type(function)}')
+
+    def hybrid_forward(self, F, x, *args):
+        return self._func(F, x, *args)
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self._func_name})'
