@@ -3,20 +3,27 @@
 A ``Block`` owns parameters and child blocks (registered by attribute assignment) under a name
 prefix, and computes in ``forward``. A ``HybridBlock`` computes in
 ``hybrid_forward(F, x, ..., **params)``: with ``F = hybridlib.ndarray`` it runs imperatively;
-after ``hybridize()`` it is traced once with ``F = hybridlib.symbol`` into a graph that a
-``CachedOp`` compiles and runs. A ``SymbolBlock`` wraps an existing graph (``imports`` loads a
-model exported by MXNet or by hybridlib).
+after ``hybridize()`` it is traced with ``F = hybridlib.symbol`` into a graph that a ``CachedOp``
+compiles and runs. A ``SymbolBlock`` wraps an existing graph (``imports`` loads a model exported
+by MXNet or by hybridlib).
 
-The trace cache is keyed by what can change the graph: the input structure and its ``None``
-pattern, dtypes, context, training mode, and the input shapes when the traced code read a
-shape (``x.shape`` works while tracing, unlike in MXNet). Registering a child or a parameter,
-``cast`` and ``hybridize`` clear it.
+Traces are cached by everything that can change the graph: the nesting of the inputs and its
+``None`` pattern, dtypes, context, training mode, and the input shapes when the traced code read
+a shape (``x.shape``, ``x.ndim`` and ``x.dtype`` give real values while tracing, unlike in
+MXNet). Registering a child or a parameter, ``cast``, ``hybridize``, ``register_op_hook`` and a
+load that changes a dtype clear the cache of the block *and of every block that contains it*,
+so a stale graph never runs.
+
+An error raised while tracing names the block by its path from the traced block through the
+children's registered names (``hybridsequential0.2``, ``net0.features.3``), with the user's
+``hybrid_forward`` line: ``while tracing block net0.body.1 (Dense): model.py:12: ...``.
 """
 import copy
 import re
 import threading
 import traceback
 import warnings
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -27,12 +34,17 @@ from . import symbol as sym_module
 from . import name as _name
 from .base import MXNetError
 from .cached_op import CachedOp, VALID_FLAGS
-
 from .ndarray import NDArray
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .symbol import Symbol, infer_graph, topo_nodes
 
-__all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle']
+__all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle', 'UsageError']
+
+
+class UsageError(MXNetError, ValueError, AssertionError):
+    """A wrong use of a Block or layer. MXNet 1.9.1 checks these with ``assert``, so this is an
+    ``AssertionError`` too (and a ``ValueError`` and an ``MXNetError``): ``except`` clauses
+    written for MXNet keep working."""
 
 
 # -------------------------------------------------------------------------------------------------
@@ -92,7 +104,11 @@ class _BlockScope:
 # -------------------------------------------------------------------------------------------------
 
 def _flatten(args, inout_str):
-    """(flat list of NDArrays/Symbols/None, format to rebuild the nesting)."""
+    """(flat list of NDArrays/Symbols/None, format to rebuild the nesting), as MXNet's.
+
+    The format is 0 for an array, -1 for None, n > 1 for a Symbol of n outputs, and a list of
+    formats for a list or tuple.
+    """
     if isinstance(args, NDArray):
         return [args], 0
     if isinstance(args, Symbol):
@@ -137,15 +153,24 @@ def _indent(text, n):
     return '\n'.join([lines[0]] + [' ' * n + line for line in lines[1:]])
 
 
+def _brief(names, limit=7):
+    """MXNet's short listing of names: the first 3 and last 4 of a long list, quoted."""
+    names = list(names)
+    if len(names) > limit:
+        return _brief(names[:limit // 2], limit) + ', ..., ' + _brief(names[-limit // 2:], limit)
+    return ', '.join(f"'{n}'" for n in names)
+
+
 class HookHandle:
-    """Detaches a forward hook or pre-hook from its block."""
+    """Detaches a forward hook or pre-hook from its block (also as a context manager)."""
 
     def __init__(self):
         self._hooks_dict_ref = None
         self._id = None
 
     def attach(self, hooks_dict, hook):
-        import weakref
+        if self._hooks_dict_ref is not None:
+            raise UsageError('The same handle cannot be attached twice.')
         self._id = id(hook)
         hooks_dict[self._id] = hook
         self._hooks_dict_ref = weakref.ref(hooks_dict)
@@ -160,6 +185,21 @@ class HookHandle:
 
     def __exit__(self, *exc):
         self.detach()
+
+
+class _HookName(str):
+    """An operator-hook name: a ``str`` that also has ``decode()``, because MXNet passes bytes
+    and callbacks written for it decode them."""
+
+    def decode(self, encoding='utf-8', errors='strict'):
+        return str(self)
+
+
+def _op_hook(callback):
+    """``callback`` as CachedOp calls it, with names that work as MXNet's bytes and as str."""
+    def call(name, op_name, array):
+        callback(_HookName(name), _HookName(op_name), array)
+    return call
 
 
 # -------------------------------------------------------------------------------------------------
@@ -187,6 +227,8 @@ class Block:
         self._reg_params = {}
         self._forward_hooks = OrderedDict()
         self._forward_pre_hooks = OrderedDict()
+        # the blocks that hold this one as a child: their traces include ours
+        self._parents = weakref.WeakSet()
 
     def _alias(self):
         return type(self).__name__.lower()
@@ -207,10 +249,11 @@ class Block:
             self.register_child(value, name)
         elif isinstance(value, Parameter):
             if name in self._reg_params:
-                raise MXNetError(f'Overriding Parameter attribute {name} is not allowed. If you '
+                raise UsageError(f'Overriding Parameter attribute {name} is not allowed. If you '
                                  "want to share parameters between blocks, please set 'params' "
                                  'at Block construction instead.')
             self._reg_params[name] = value
+            self._clear_cached_op()
         super().__setattr__(name, value)
 
     # -- names and parameters ---------------------------------------------------------------
@@ -236,7 +279,8 @@ class Block:
     def collect_params(self, select=None):
         """A ParameterDict of this block's and all its descendants' parameters.
 
-        ``select`` keeps the names matching a regular expression (``'.*weight|.*bias'``).
+        ``select`` keeps the full names that match a regular expression from their start
+        (``'.*weight|.*bias'``).
         """
         self._check_container_with_block()
         ret = ParameterDict(self._params.prefix)
@@ -250,6 +294,7 @@ class Block:
         return ret
 
     def _collect_params_with_prefix(self, prefix=''):
+        """``{structural name: Parameter}``: ``features.0.weight``, as in parameter files."""
         if prefix:
             prefix += '.'
         ret = {prefix + key: val for key, val in self._reg_params.items()}
@@ -282,6 +327,13 @@ class Block:
         if name is None:
             name = str(len(self._children))
         self._children[name] = block
+        block._parents.add(self)
+        self._clear_cached_op()
+
+    def _clear_cached_op(self):
+        """Forget traced graphs here and in every block containing this one."""
+        for parent in list(self._parents):
+            parent._clear_cached_op()
 
     # -- hooks --------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
@@ -296,6 +348,11 @@ class Block:
         handle.attach(self._forward_hooks, hook)
         return handle
 
+    def register_op_hook(self, callback, monitor_all=False):
+        """Install ``callback(name, op_name, array)`` on the hybridized blocks inside."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def apply(self, fn):
         """Call ``fn(block)`` on every descendant, then on this block; returns this block."""
         for child in self._children.values():
@@ -309,10 +366,16 @@ class Block:
         """Initialize every parameter of this block and its children (see Parameter)."""
         self.collect_params().initialize(init, ctx, verbose, force_reinit)
 
-    def hybridize(self, active=True, **kwargs):
-        """Hybridize the HybridBlocks among the children (a plain Block itself cannot be)."""
+    def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
+                  static_shape=False, inline_limit=2, forward_bulk_size=None,
+                  backward_bulk_size=None, **kwargs):
+        """Hybridize the HybridBlocks among the descendants (see ``HybridBlock.hybridize``)."""
+        _check_hybridize_args(backend, kwargs)
         for child in self._children.values():
-            child.hybridize(active, **kwargs)
+            child.hybridize(active, clear=clear, static_alloc=static_alloc,
+                            static_shape=static_shape, inline_limit=inline_limit,
+                            forward_bulk_size=forward_bulk_size,
+                            backward_bulk_size=backward_bulk_size)
 
     def cast(self, dtype):
         """Convert parameters (and children's) to ``dtype``."""
@@ -322,7 +385,8 @@ class Block:
             param.cast(dtype)
 
     def zero_grad(self):
-        """Set the gradients of all parameters to 0."""
+        """Set the gradients of all parameters to 0 (MXNet 2's name for
+        ``collect_params().zero_grad()``)."""
         self.collect_params().zero_grad()
 
     def reset_ctx(self, ctx):
@@ -344,65 +408,91 @@ class Block:
 
     # -- files --------------------------------------------------------------------------------
     def save_parameters(self, filename, deduplicate=False):
-        """Save parameters by their structural names (``features.0.weight``)."""
+        """Save parameters by their structural names (``features.0.weight``) in MXNet's format.
+
+        ``deduplicate`` saves a shared parameter once, under the last of its names (as MXNet).
+        """
         params = self._collect_params_with_prefix()
         if deduplicate:
-            first = {}
-            for key, param in params.items():
-                first.setdefault(id(param), key)
-            params = {key: p for key, p in params.items() if first[id(p)] == key}
+            last = {id(p): key for key, p in params.items()}
+            params = {key: p for key, p in params.items() if last[id(p)] == key}
         nd_module.save(filename, {key: val._reduce() for key, val in params.items()})
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source='current'):
-        """Load parameters saved by ``save_parameters`` (or, for older files, by full name)."""
+        """Load parameters saved by ``save_parameters`` (or, for files without structural
+        names, by ``save_params``/``ParameterDict.save``: full names less this prefix).
+
+        A shared parameter needs only one of its names in the file (``deduplicate``).
+        """
         loaded = nd_module.load(filename)
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return
+        dtypes = {id(p): p.dtype for p in params.values()}
         if not any('.' in key for key in loaded):
-            # a file saved by ParameterDict.save: full names
+            # a file saved by ParameterDict.save / save_params: full names
             del loaded
             self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
                                        cast_dtype=cast_dtype, dtype_source=dtype_source)
-            return
-        if not allow_missing:
-            for name in params:
-                if name not in loaded:
-                    raise MXNetError(f"Parameter '{name}' is missing in file '{filename}', "
-                                     f'which contains parameters: {_brief(loaded)}. Set '
-                                     'allow_missing=True to ignore missing parameters.')
-        for name, value in loaded.items():
-            if name not in params:
-                if ignore_extra:
-                    continue
-                raise MXNetError(f"Parameter '{name}' loaded from file '{filename}' is not "
-                                 f'present in ParameterDict, which contains parameters '
-                                 f'{_brief(params)}. Set ignore_extra=True to ignore. ')
-            params[name]._load_init(value, ctx, cast_dtype=cast_dtype,
-                                    dtype_source=dtype_source)
+        else:
+            if not allow_missing:
+                names_of = {}
+                for key, param in params.items():
+                    names_of.setdefault(id(param), []).append(key)
+                for key, param in params.items():
+                    if not any(n in loaded for n in names_of[id(param)]):
+                        raise UsageError(f"Parameter '{key}' is missing in file '{filename}', "
+                                         f'which contains parameters: {_brief(loaded)}. Set '
+                                         'allow_missing=True to ignore missing parameters.')
+            for key, value in loaded.items():
+                if key not in params:
+                    if ignore_extra:
+                        continue
+                    raise UsageError(f"Parameter '{key}' loaded from file '{filename}' is not "
+                                     'present in ParameterDict, which contains parameters '
+                                     f'{_brief(params)}. Set ignore_extra=True to ignore. ')
+                params[key]._load_init(value, ctx, cast_dtype=cast_dtype,
+                                       dtype_source=dtype_source)
+        if any(p.dtype != dtypes[id(p)] for p in params.values()):
+            self._clear_all_cached_ops()
+
+    def _clear_all_cached_ops(self):
+        self.apply(lambda block: block._clear_cached_op())
 
     def save_params(self, filename):
-        """Deprecated: use ``save_parameters``."""
-        warnings.warn('save_params is deprecated. Please use save_parameters. Note that if '
-                      'you want load from SymbolBlock later, please use export instead.',
-                      DeprecationWarning, stacklevel=2)
-        self.collect_params().save(filename, strip_prefix=self.prefix)
+        """Deprecated: use ``save_parameters`` (this one saves full names less the prefix)."""
+        warnings.warn('save_params is deprecated. Please use save_parameters. Note that if you '
+                      'want load from SymbolBlock later, please use export instead. For '
+                      'details, see https://mxnet.apache.org/tutorials/gluon/save_load_params.'
+                      'html', stacklevel=2)
+        try:
+            self.collect_params().save(filename, strip_prefix=self.prefix)
+        except ValueError as err:
+            raise ValueError(f'{err}\nsave_params is deprecated. Using save_parameters may '
+                             'resolve this error.') from None
 
     def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
         """Deprecated: use ``load_parameters``."""
-        warnings.warn('load_params is deprecated. Please use load_parameters.',
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn('load_params is deprecated. Please use load_parameters.', stacklevel=2)
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
     # -- summary --------------------------------------------------------------------------
     def summary(self, *inputs):
-        """Print a table of the layers, their output shapes and parameter counts.
+        """Print a table of the layers called, their output shapes and parameter counts.
 
-        Runs one forward pass on ``inputs``; the block must not be hybridized (its layers would
-        not be called one by one).
+        Runs one forward pass on ``inputs``; the blocks must not be hybridized (their layers
+        would not be called one by one).
         """
         print(_summary_table(self, inputs))
+
+
+def _check_hybridize_args(backend, kwargs):
+    if kwargs:
+        raise TypeError(f'hybridize() got unexpected keyword arguments {sorted(kwargs)}; it '
+                        f'takes active, backend, clear and {", ".join(VALID_FLAGS)}')
+    if backend is not None:
+        raise MXNetError(f'hybridize(backend={backend!r}): subgraph backends are not supported')
 
 
 def _shape_str(values):
@@ -446,7 +536,7 @@ def _summary_table(block, inputs):
 
     def attach(layer):
         if isinstance(layer, HybridBlock) and layer._active:
-            raise MXNetError(f'"{layer.name}" must not be hybridized to print summary.')
+            raise UsageError(f'"{layer.name}" must not be hybridized to print summary.')
         if not isinstance(layer, (Sequential, HybridSequential)):
             hooks.append(layer.register_forward_hook(record))
     try:
@@ -469,16 +559,12 @@ def _summary_table(block, inputs):
     return '\n'.join(lines)
 
 
-def _brief(names):
-    names = list(names)
-    return ', '.join(names[:10]) + (f', ... ({len(names)} in all)' if len(names) > 10 else '')
-
-
 # -------------------------------------------------------------------------------------------------
 # Tracing: which block is being traced, so that errors can name it
 # -------------------------------------------------------------------------------------------------
 
 _tracing = threading.local()
+_PACKAGE_DIR = __file__.rsplit('/', 1)[0] + '/'
 
 
 class _Traced:
@@ -502,6 +588,7 @@ class _Traced:
 
 
 def _block_path(stack):
+    """``root.child.grandchild``: the traced blocks by their registered names."""
     path = [stack[0].name or type(stack[0]).__name__.lower()]
     for parent, child in zip(stack, stack[1:]):
         key = next((k for k, v in parent._children.items() if v is child), child.name)
@@ -511,10 +598,16 @@ def _block_path(stack):
 
 def _annotate(exc, stack):
     """Add the traced block's path and the user's hybrid_forward line to an error."""
-    exc._hybridlib_traced = True
+    try:
+        exc._hybridlib_traced = True
+    except AttributeError:          # an exception type with __slots__: leave it alone
+        return
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == 'hybrid_forward']
-    where = f'{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}' if frames else ''
-    note = f'while tracing block {_block_path(stack)}' + (f' ({where})' if where else '')
+    users = [f for f in frames if not f.filename.startswith(_PACKAGE_DIR)]
+    frame = (users or frames or [None])[-1]
+    note = f'while tracing block {_block_path(stack)} ({type(stack[-1]).__name__})'
+    if frame is not None:
+        note += f': {frame.filename}:{frame.lineno}: {frame.line}'
     if exc.args and isinstance(exc.args[0], str):
         exc.args = (f'{exc.args[0]}\n  {note}',) + exc.args[1:]
     else:
@@ -551,37 +644,29 @@ class HybridBlock(Block):
         self._callback = None
         self._monitor_all = False
 
-    def __setattr__(self, name, value):
-        super().__setattr__(name, value)
-        if isinstance(value, (HybridBlock, Parameter)):
-            self._clear_cached_op()
-
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
             raise ValueError(f'Children of HybridBlock must also be HybridBlock, but {block} has '
                              f'type {type(block)}. If you are using Sequential, please try '
                              'HybridSequential instead.')
         super().register_child(block, name)
-        self._clear_cached_op()
 
     def _clear_cached_op(self):
         self._cached_graph = ()
         self._traces = {}
+        super()._clear_cached_op()
 
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
                   static_shape=False, inline_limit=2, forward_bulk_size=None,
                   backward_bulk_size=None, **kwargs):
-        """Trace and compile on the next call (``active=False`` goes back to imperative).
+        """Trace and compile on the next call (``active=False`` goes back to imperative), here
+        and in every HybridBlock inside.
 
         ``static_alloc`` keeps the compiled graph's buffers across calls; ``static_shape``
-        declares that input shapes do not change. Unknown keyword arguments are an error.
+        declares that input shapes do not change. ``inline_limit`` and the bulk sizes are
+        accepted for compatibility. Unknown keyword arguments are an error (MXNet ignores them).
         """
-        if kwargs:
-            raise TypeError(f'hybridize() got unexpected keyword arguments {sorted(kwargs)}; it '
-                            f'takes active, backend, clear and {", ".join(VALID_FLAGS)}')
-        if backend is not None:
-            raise MXNetError(f'hybridize(backend={backend!r}): subgraph backends are not '
-                             'supported')
+        _check_hybridize_args(backend, kwargs)
         self._active = active
         self._flags = {'static_alloc': static_alloc, 'static_shape': static_shape}
         if clear:
@@ -590,11 +675,10 @@ class HybridBlock(Block):
             warnings.warn(f'"{self}" is being hybridized while still having forward hook/'
                           f'pre-hook. If "{self}" is a child of HybridBlock, the hooks will not '
                           'take effect.', stacklevel=2)
-        for child in self._children.values():
-            child.hybridize(active, clear=clear, static_alloc=static_alloc,
-                            static_shape=static_shape, inline_limit=inline_limit,
-                            forward_bulk_size=forward_bulk_size,
-                            backward_bulk_size=backward_bulk_size)
+        super().hybridize(active, clear=clear, static_alloc=static_alloc,
+                          static_shape=static_shape, inline_limit=inline_limit,
+                          forward_bulk_size=forward_bulk_size,
+                          backward_bulk_size=backward_bulk_size)
 
     def cast(self, dtype):
         self._clear_cached_op()
@@ -602,12 +686,15 @@ class HybridBlock(Block):
 
     def register_op_hook(self, callback, monitor_all=False):
         """Call ``callback(name, op_name, array)`` for every operator output of the compiled
-        graph (and every input too with ``monitor_all``)."""
+        graph (inputs too with ``monitor_all``), here and in every HybridBlock inside.
+
+        Names are MXNet's (``dense0_fwd_output``); they are ``str`` with a ``decode()`` method,
+        since MXNet passes bytes; ``array`` is an NDArray (MXNet passes a raw handle).
+        """
         self._callback = callback
         self._monitor_all = monitor_all
         self._clear_cached_op()
-        for child in self._children.values():
-            child.register_op_hook(callback, monitor_all)
+        super().register_op_hook(callback, monitor_all)
 
     @property
     def cached_op(self):
@@ -643,6 +730,7 @@ class HybridBlock(Block):
             return self.hybrid_forward(sym_module, *grouped, **params)
 
     def _get_trace(self, flat, fmt):
+        """The trace for these inputs: cached by everything that can change the graph."""
         arrays = [a for a in flat if a is not None]
         base = (_freeze(fmt), tuple(a is None for a in flat),
                 tuple(a._data.dtype for a in arrays), arrays[0].context,
@@ -657,20 +745,33 @@ class HybridBlock(Block):
             self._traces[key] = trace
         return trace
 
+    def _graph_params(self, trace):
+        """The parameters (of this block and those inside) that the traced graph reads."""
+        names = set(trace.output.list_inputs())
+        return {p.name: p for p in self.collect_params().values() if p.name in names}
+
     def _finish_deferred(self, trace, arrays):
-        """Give deferred parameters the shapes the traced graph infers, and create them."""
-        params = self.collect_params()
-        pending = [p for p in params.values() if p._deferred_init]
+        """Give deferred parameters of the graph the shapes it infers, and create them."""
+        pending = [p for p in self._graph_params(trace).values() if p._deferred_init]
         if not pending:
             return
         nodes = topo_nodes(trace.output._outputs)
-        shapes = infer_graph(nodes, 'shape', {s.name: a.shape for s, a in
-                                              zip(trace.inputs, arrays)})
+        given = {s.name: a.shape for s, a in zip(trace.inputs, arrays)}
+        try:
+            shapes = infer_graph(nodes, 'shape', given)
+        except MXNetError as err:
+            raise UsageError(f'Deferred initialization failed because shape cannot be '
+                             f'inferred. {err}') from None
         by_name = {n.name: shapes.get((n, 0)) for n in nodes if n.op is None}
         for p in pending:
             shape = by_name.get(p.name)
             if shape is not None:
                 p.shape = shape
+            if not p.shape or 0 in p.shape:
+                raise UsageError(f'Deferred initialization failed because shape cannot be '
+                                 f"inferred: parameter '{p.name}' of block {self.name} has "
+                                 f'shape {p.shape} with the inputs {list(given.values())}. '
+                                 'Give the layer its input size (in_units, in_channels).')
         for p in pending:
             p._finish_deferred_init()
 
@@ -694,7 +795,7 @@ class HybridBlock(Block):
         for param in self.collect_params().values():
             value = by_name.get(param.name)
             if value is None or kind == 'shape' and 0 in value:
-                raise MXNetError(f"{kind} of parameter '{param.name}' cannot be inferred from "
+                raise UsageError(f"{kind} of parameter '{param.name}' cannot be inferred from "
                                  f'the inputs {[a.shape for a in arrays]}')
             setattr(param, kind, value)
 
@@ -707,19 +808,23 @@ class HybridBlock(Block):
         if has_symbol and has_ndarray:
             raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols '
                              'types for the input. Please check the type of the args.\n')
+        if not flat:
+            raise ValueError('In HybridBlock, there must be one NDArray or one Symbol in the '
+                             'input. Please check the type of the args.\n')
         if has_symbol:
             params = {k: v.var() for k, v in self._reg_params.items()}
             with _Traced(self), self.name_scope():
                 return self.hybrid_forward(sym_module, x, *args, **params)
-        contexts = {a.context for a in flat}
-        if len(contexts) > 1:
-            raise ValueError('Find multiple contexts in the input, After hybridize, the '
-                             'HybridBlock only supports one input context. You can print the '
-                             'ele.ctx in the input arguments to inspect their contexts. Find '
-                             f'all contexts = {contexts}')
-        ctx = flat[0].context if flat else None
+        ctx = flat[0].context
         if self._active:
-            return self._call_cached_op(x, *args)
+            contexts = {a.context for a in flat}
+            if len(contexts) > 1:
+                raise ValueError('Find multiple contexts in the input, After hybridized, the '
+                                 'HybridBlock only supports one input context. You can print '
+                                 'the ele.ctx in the input arguments to inspect their contexts. '
+                                 f'Find all contexts = {contexts}')
+            with ctx:
+                return self._call_cached_op(x, *args)
         try:
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
@@ -736,18 +841,17 @@ class HybridBlock(Block):
         if trace.cached_op is None:
             self._finish_deferred(trace, arrays)
             self._build_cached_op(trace)
+        self._cached_graph = (trace.inputs, trace.output)
         ctx = arrays[0].context
-        feed = []
-        for kind, item in trace.feed:
-            feed.append(arrays[item] if kind == 'data' else item.data(ctx))
+        feed = [arrays[item] if kind == 'data' else item.data(ctx) for kind, item in trace.feed]
         outs = trace.cached_op(*feed)
         return _regroup(outs, trace.out_format)[0]
 
     def _build_cached_op(self, trace):
-        params = {p.name: p for p in self.collect_params().values()}
+        params = self._graph_params(trace)
         op = CachedOp(trace.output, self._flags)
         if self._callback is not None:
-            op.register_op_hook(self._callback, self._monitor_all)
+            op.register_op_hook(_op_hook(self._callback), self._monitor_all)
         data_index = {s.name: i for i, s in enumerate(trace.inputs)}
         feed = []
         for name in op.input_names:
@@ -758,6 +862,7 @@ class HybridBlock(Block):
             else:
                 raise MXNetError(f'the graph of {self.name} has an input {name!r} that is '
                                  'neither an argument nor a parameter of the block')
+        _warn_unused(trace, op.input_names, self.collect_params())
         trace.cached_op = op
         trace.feed = feed
 
@@ -768,7 +873,7 @@ class HybridBlock(Block):
     # -- export -------------------------------------------------------------------------------
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's formats) from the
-        graph of the last hybridized call."""
+        graph of the last hybridized call; returns the two file names."""
         if not self._cached_graph:
             raise RuntimeError('Please first call block.hybridize() and then run forward with '
                                'this block at least once before calling export.')
@@ -788,6 +893,19 @@ class HybridBlock(Block):
         return sym_file, params_file
 
 
+def _warn_unused(trace, graph_inputs, params):
+    """MXNet's warnings for inputs and parameters that the graph does not read."""
+    used = set(graph_inputs)
+    unused = [f'{i}-th' for i, s in enumerate(trace.inputs) if s.name not in used]
+    if unused:
+        warnings.warn(f'The {", ".join(unused)} input to HybridBlock is not used by any '
+                      'computation. Is this intended?', stacklevel=5)
+    unused = [name for name in params.keys() if name not in used]
+    if unused:
+        warnings.warn(f'Parameter {", ".join(unused)} is not used by any computation. Is this '
+                      'intended?', stacklevel=5)
+
+
 # -------------------------------------------------------------------------------------------------
 # SymbolBlock
 # -------------------------------------------------------------------------------------------------
@@ -804,6 +922,23 @@ def _common_prefix(names):
     return prefix
 
 
+def _param_dtypes(inputs, graph):
+    """``{name: dtype}`` of the graph's variables, inferred from the inputs' declared dtypes
+    (float32 where they do not determine it), as MXNet's SymbolBlock does."""
+    given = {}
+    for s in inputs:
+        dtype = s.infer_type_partial()[0][0]
+        if dtype is None:
+            return {}
+        given[s.name] = dtype
+    try:
+        arg_types, _, aux_types = graph.infer_type_partial(**given)
+    except MXNetError:
+        return {}
+    names = graph.list_arguments() + graph.list_auxiliary_states()
+    return {n: t for n, t in zip(names, arg_types + aux_types) if t is not None}
+
+
 class SymbolBlock(HybridBlock):
     """A HybridBlock made from a graph: ``outputs`` computed from the variables ``inputs``;
     the graph's other variables are parameters (shared from ``params`` when given).
@@ -818,7 +953,8 @@ class SymbolBlock(HybridBlock):
     @staticmethod
     def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
                 ignore_extra=False):
-        """Load a model exported by ``export`` (hybridlib's or MXNet's)."""
+        """Load a model exported by ``export`` (hybridlib's or MXNet's): parameters take the
+        dtypes saved in ``param_file``."""
         graph = sym_module.load(symbol_file)
         if isinstance(input_names, str):
             input_names = [input_names]
@@ -846,19 +982,18 @@ class SymbolBlock(HybridBlock):
         input_names = set()
         for s in syms:
             if len(s.get_internals().list_outputs()) != 1:
-                raise MXNetError(f'Input symbols must be variable, but {s} is an output of '
+                raise UsageError(f'Input symbols must be variable, but {s} is an output of '
                                  'operators')
             input_names.add(s.name)
-        missing = [n for n in input_names if n not in out.list_inputs()]
-        if missing:
-            raise MXNetError(f'SymbolBlock: inputs {missing} are not inputs of the graph, '
-                             f'whose inputs are {out.list_inputs()}')
+        dtypes = _param_dtypes(syms, out)
         for name in out.list_arguments():
             if name not in input_names:
-                self.params.get(name, allow_deferred_init=True)
+                self.params.get(name, allow_deferred_init=True,
+                                dtype=dtypes.get(name, np.float32))
         for name in out.list_auxiliary_states():
             if name not in input_names:
-                self.params.get(name, grad_req='null', allow_deferred_init=True)
+                self.params.get(name, grad_req='null', allow_deferred_init=True,
+                                dtype=dtypes.get(name, np.float32))
         self._graph_inputs = syms
         self._graph = out
         self._graph_out_format = out_format
@@ -866,12 +1001,19 @@ class SymbolBlock(HybridBlock):
         len_prefix = len(_common_prefix(list(self._params.keys())))
         self._reg_params = {key[len_prefix:]: val for key, val in self._params.items()}
 
+    def __repr__(self):
+        graph = self._cached_graph[1]
+        return (f'{type(self).__name__}(\n{graph} : {len(self._cached_graph[0])} -> '
+                f'{len(graph.list_outputs())}\n)')
+
     def _clear_cached_op(self):
         self._traces = {}
+        Block._clear_cached_op(self)
 
     def _trace(self, flat, fmt):
         if _freeze(fmt) != _freeze(self._in_format):
-            raise ValueError(f'Invalid input format: the block takes {self._in_format}, got '
+            raise ValueError('The argument structure of HybridBlock does not match the cached '
+                             f'version. Stored format = {self._in_format}, input format = '
                              f'{fmt}')
         return _Trace(self._graph_inputs, self._graph, self._graph_out_format, False)
 
@@ -880,18 +1022,31 @@ class SymbolBlock(HybridBlock):
             with x.context:
                 return self._call_cached_op(x, *args)
         if not isinstance(x, Symbol):
-            raise TypeError(f'HybridBlock requires the first argument to forward be either '
-                            f'Symbol or NDArray, but got {type(x)}')
+            raise UsageError(f'HybridBlock requires the first argument to forward be either '
+                             f'Symbol or NDArray, but got {type(x)}')
         flat, fmt = _flatten([x] + list(args), 'input')
         if _freeze(fmt) != _freeze(self._in_format):
-            raise ValueError('Invalid input format')
+            raise UsageError('Invalid input format')
         ret = copy.copy(self._graph)
-        ret._compose(**{k.name: v for k, v in zip(self._graph_inputs, flat)})
+        ret._compose(**{k.name: v for k, v in zip(self._graph_inputs, flat)
+                        if k.name in ret.list_inputs()})
         return _regroup(list(ret), self._graph_out_format)[0]
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
 
     def cast(self, dtype):
-        self._clear_cached_op()
         super().cast(dtype)
+        if np.dtype(dtype).name == 'float16':
+            # BatchNorm keeps float32 statistics (and scale/shift), as in MXNet
+            names = set(self._graph.get_internals().list_inputs())
+            for name in names:
+                for stat, mean in (('running_var', 'running_mean'),
+                                   ('moving_var', 'moving_mean')):
+                    if not name.endswith(stat):
+                        continue
+                    prefix = name[:-len(stat)]
+                    siblings = [prefix + t for t in (mean, 'gamma', 'beta')]
+                    if all(s in names for s in siblings):
+                        for p in [name] + siblings:
+                            self.params[p].cast('float32')

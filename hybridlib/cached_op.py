@@ -30,6 +30,7 @@ from .base import MXNetError, NotSupportedError
 from .executor import gradient_graph, run_graph
 from .ndarray import NDArray
 from .ops.registry import OpDef, Params
+from .planner import plan_buffers
 from .symbol import infer_graph, topo_nodes
 
 __all__ = ['CachedOp', 'Plan', 'VALID_FLAGS']
@@ -65,13 +66,14 @@ class _Source:
         self.globals = globals_
         self.lines = []
 
-    def op_function(self, op):
-        key = ('op', op.name)
-        if key not in self.globals['_registry_names']:
-            name = self.names.name(op.name)
-            self.globals['_registry_names'][key] = name
-            self.globals[name] = op.compute
-        return self.globals['_registry_names'][key]
+    def op_function(self, op, into=False):
+        """The global name of ``op.compute`` (or ``op.compute_into``) in the function."""
+        key = (op.name, into)
+        names = self.globals['_registry_names']
+        if key not in names:
+            names[key] = self.names.name(op.name + ('_into' if into else ''))
+            self.globals[names[key]] = op.compute_into if into else op.compute
+        return names[key]
 
 
 def _resolved_params(node, out_shapes):
@@ -89,12 +91,16 @@ def _resolved_params(node, out_shapes):
     return resolved
 
 
-def _generate(fn_name, args, nodes, outputs, values, is_train, namer, hooks=False):
+def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp,
+              hooks=False, static_alloc=False):
+    # ``is_train=None``: the mode is an argument of the function (a backward runs in the mode
+    # of ``autograd.backward(train_mode=...)``, as imperative autograd does)
     """Source and globals of ``def fn_name(*args)`` computing ``outputs`` from ``args``.
 
-    ``args`` are entries (or variable nodes) given as parameters; ``nodes`` the operator nodes
-    to run, in order; ``values`` the inferred shapes per entry (to resolve creation ops).
-    Returns (source, globals, {entry: python name}).
+    ``args`` are entries given as parameters; ``nodes`` the operator nodes to run, in order;
+    ``shapes``/``dtypes`` the inferred values per entry (to resolve creation ops and plan
+    buffers). With ``static_alloc`` the values that can live in a static buffer are written
+    into one (``planner.plan_buffers``); otherwise each value is deleted after its last use.
     """
     g = {'_registry_names': {}}
     src = _Source(namer, g)
@@ -103,6 +109,13 @@ def _generate(fn_name, args, nodes, outputs, values, is_train, namer, hooks=Fals
     for entry in args:
         local[entry] = namer.name(_entry_name(entry))
         params.append(local[entry])
+    assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes) if static_alloc else \
+        ({}, [], {})
+    buffer_names = []
+    for shape, dtype in buffers:
+        name = namer.name('_buf')
+        g[name] = xp.empty(shape, dtype=dtype)
+        buffer_names.append(name)
     last_use = {}
     for i, node in enumerate(nodes):
         for e in node.inputs:
@@ -110,38 +123,42 @@ def _generate(fn_name, args, nodes, outputs, values, is_train, namer, hooks=Fals
     keep = set(outputs)
     body = []
     for i, node in enumerate(nodes):
-        fn = src.op_function(node.op)
         attrs = namer.name(f'attrs_{node.name}')
-        out_shapes = [values.get((node, k)) for k in range(node.num_outputs)]
+        out_shapes = [shapes.get((node, k)) for k in range(node.num_outputs)]
         g[attrs] = _resolved_params(node, out_shapes)
         ins = ', '.join(local[e] for e in node.inputs)
-        call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
-        call += f', is_train={is_train})' if node.op.train_aware else ')'
-        n_out = node.num_outputs
+        buffer = assign.get((node, 0))
+        if buffer is not None:
+            fn = src.op_function(node.op, into=True)
+            call = f'{fn}(xp, {attrs}, {buffer_names[buffer]}{", " + ins if ins else ""})'
+        else:
+            fn = src.op_function(node.op)
+            call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
+            mode = 'is_train' if is_train is None else is_train
+            call += f', is_train={mode})' if node.op.train_aware else ')'
         targets = []
-        for k in range(n_out):
+        for k in range(node.num_outputs):
             entry = (node, k)
-            used = entry in last_use or entry in keep
-            if used:
+            if entry in last_use or entry in keep:
                 local[entry] = namer.name(_entry_name(entry))
                 targets.append(local[entry])
             else:
                 targets.append('_')
-        if n_out == 1:
-            body.append(f'    {targets[0]} = {call}')
-        else:
-            body.append(f'    {", ".join(targets)} = {call}')
+        body.append(f'    {", ".join(targets)} = {call}')
         if hooks:
-            for k in range(n_out):
+            for k in range(node.num_outputs):
                 if (node, k) in local:
-                    body.append(f"    _hook({node.name!r}, {node.op.name!r}, {local[(node, k)]})")
+                    body.append(f'    _hook({node.name!r}, {node.op.name!r}, '
+                                f'{local[(node, k)]})')
         dead = [local[e] for e in node.inputs if last_use.get(e) == i and e not in keep
-                and e in local and e not in args]
+                and e in local and e not in args and e not in assign]
         dead = list(dict.fromkeys(dead))
         if dead:
             body.append(f'    del {", ".join(dead)}')
     result = ', '.join(local[e] for e in outputs)
     body.append(f'    return ({result}{"," if len(outputs) == 1 else ""})')
+    if is_train is None:
+        params.append('is_train')
     source = f'def {fn_name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     return source, g, local
 
@@ -168,7 +185,8 @@ def _compile(sources, globals_, tag):
 class Plan:
     """The compiled forward (and backward) of a graph for one input signature."""
 
-    def __init__(self, graph, input_nodes, shapes, dtypes, ctx, is_train, grad_mask, hooks):
+    def __init__(self, graph, input_nodes, shapes, dtypes, ctx, is_train, grad_mask, hooks,
+                 static_alloc=False):
         self.ctx = ctx
         self.is_train = is_train
         nodes = topo_nodes(graph._outputs)
@@ -179,7 +197,7 @@ class Plan:
         self.dtypes = infer_graph(nodes, 'dtype', given_dtypes)
         op_nodes = [n for n in nodes if n.op is not None]
         self.random = any(n.op.random for n in op_nodes)
-        namer = _Namespace(reserved=('xp', '_hook'))
+        namer = _Namespace(reserved=('xp', '_hook', 'is_train'))
         fwd_args = [(n, 0) for n in input_nodes]
         self.n_outputs = len(outputs)
         self.saved = []
@@ -206,13 +224,18 @@ class Plan:
             self.saved = needed
             input_entries = [(n, 0) for n in input_nodes]
             bwd_args = input_entries + needed + head_entries
-            src, g, _ = _generate('backward', bwd_args, bwd_nodes, grad_entries,
-                                  {}, is_train, _Namespace(reserved=('xp',)))
+            all_nodes = topo_nodes(grad_entries + outputs)
+            bwd_shapes = infer_graph(all_nodes, 'shape', given_shapes)
+            bwd_dtypes = infer_graph(all_nodes, 'dtype', given_dtypes)
+            src, g, _ = _generate('backward', bwd_args, bwd_nodes, grad_entries, bwd_shapes,
+                                  bwd_dtypes, None, namer, ctx.array_module,
+                                  static_alloc=static_alloc)
             sources.append(src)
             globals_.update(g)
             self.grad_mask = list(grad_mask)
         src, g, _ = _generate('forward', fwd_args, op_nodes, outputs + self.saved, self.shapes,
-                              is_train, namer, hooks)
+                              self.dtypes, is_train, namer, ctx.array_module, hooks,
+                              static_alloc)
         sources.insert(0, src)
         globals_.update(g)
         namespace, self.code = _compile(sources, globals_, 'train' if wrt else 'infer')
@@ -266,7 +289,7 @@ class CachedOp:
         plan = self._plans.get(key)
         if plan is None:
             plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx, is_train,
-                        grad_mask, self._hook is not None)
+                        grad_mask, self._hook is not None, self.flags.get('static_alloc', False))
             self._plans[key] = plan
         self._last_plan = plan
         return plan
@@ -343,8 +366,9 @@ class _BackwardOp(OpDef):
         for g, out in zip(ograds[:plan.n_outputs], outputs[:plan.n_outputs]):
             heads.append(xp.zeros_like(out._data) if g is None else g._data)
         saved = [o._data for o in outputs[plan.n_outputs:]]
-        with autograd.pause(plan.is_train):
-            grads = plan.backward(*[x._data for x in inputs], *saved, *heads)
+        mode = autograd.is_training()          # the mode of autograd.backward(train_mode=...)
+        with autograd.pause(mode):
+            grads = plan.backward(*[x._data for x in inputs], *saved, *heads, mode)
         result = []
         it = iter(grads)
         for need in plan.grad_mask:

@@ -420,7 +420,8 @@ def empty(shape, ctx=None, dtype=None):
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array of ``shape`` filled with ``val`` (MXNet's signature for ``_full``)."""
-    return _OPS._full(shape=shape, value=val, ctx=ctx, dtype=dtype or DEFAULT_DTYPE, out=out)
+    return _OPS._full(shape=shape, value=float(val), ctx=ctx, dtype=dtype or DEFAULT_DTYPE,
+                      out=out)
 
 
 def concatenate(arrays, axis=0, always_copy=True):

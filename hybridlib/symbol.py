@@ -639,7 +639,8 @@ class shape_reads:
 
 def full(shape, val, dtype=None, name=None, attr=None):
     """A symbol of ``shape`` filled with ``val`` (MXNet's signature for ``_full``)."""
-    return _OPS._full(shape=shape, value=val, dtype=dtype or 'float32', name=name, attr=attr)
+    return _OPS._full(shape=shape, value=float(val), dtype=dtype or 'float32', name=name,
+                      attr=attr)
 
 
 def Group(symbols):

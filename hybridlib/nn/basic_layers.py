@@ -9,8 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError
-from ..block import Block, HybridBlock
+from ..block import Block, HybridBlock, UsageError
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'Activation',
            'Flatten', 'Lambda', 'HybridLambda']
@@ -251,7 +250,7 @@ class Lambda(Block):
         if isinstance(function, str):
             from .. import ndarray
             if not hasattr(ndarray, function):
-                raise MXNetError(f'Function name {function} is not found in ndarray.')
+                raise UsageError(f'Function name {function} is not found in ndarray.')
             self._func_impl = getattr(ndarray, function)
         elif callable(function):
             self._func_impl = function
@@ -274,7 +273,7 @@ class HybridLambda(HybridBlock):
         if isinstance(function, str):
             from .. import ndarray, symbol
             if not (hasattr(ndarray, function) and hasattr(symbol, function)):
-                raise MXNetError(f'Function name {function} is not found in symbol/ndarray.')
+                raise UsageError(f'Function name {function} is not found in symbol/ndarray.')
             self._func = lambda F, *args: getattr(F, function)(*args)
             self._func_name = function
         elif callable(function):

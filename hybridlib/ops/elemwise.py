@@ -116,6 +116,42 @@ UNARY = [
 ]
 
 
+def _sigmoid_into(xp, x, out):
+    xp.negative(x, out=out)
+    with np.errstate(over='ignore'):
+        xp.exp(out, out=out)
+    out += 1
+    return xp.reciprocal(out, out=out)
+
+
+# in-buffer forms (compute_into) of the unary operators that have one: ufuncs, mostly
+_UNARY_INTO = {name: (lambda fn: lambda xp, x, out: getattr(xp, fn)(x, out=out))(fn)
+               for name, fn in [('abs', 'abs'), ('negative', 'negative'),
+                                ('reciprocal', 'reciprocal'), ('square', 'square'),
+                                ('sqrt', 'sqrt'), ('cbrt', 'cbrt'), ('exp', 'exp'),
+                                ('expm1', 'expm1'), ('log', 'log'), ('log10', 'log10'),
+                                ('log2', 'log2'), ('log1p', 'log1p'), ('sin', 'sin'),
+                                ('cos', 'cos'), ('tan', 'tan'), ('arcsin', 'arcsin'),
+                                ('arccos', 'arccos'), ('arctan', 'arctan'), ('sinh', 'sinh'),
+                                ('cosh', 'cosh'), ('tanh', 'tanh'), ('arcsinh', 'arcsinh'),
+                                ('arccosh', 'arccosh'), ('arctanh', 'arctanh'),
+                                ('floor', 'floor'), ('ceil', 'ceil'), ('fix', 'trunc'),
+                                ('trunc', 'trunc')]}
+_UNARY_INTO['relu'] = lambda xp, x, out: xp.maximum(x, 0, out=out)
+_UNARY_INTO['sigmoid'] = _sigmoid_into
+
+
+def _float_into(into):
+    """``compute_into`` from an in-buffer form (graphs use it for float outputs only)."""
+    if into is None:
+        return None
+
+    def compute_into(xp, attrs, out, *inputs):
+        with np.errstate(all='ignore'):
+            return into(xp, *inputs, out)
+    return compute_into
+
+
 def _unary_op(name, forward, backward, aliases):
     def compute(xp, attrs, data):
         with np.errstate(all='ignore'):
@@ -127,7 +163,8 @@ def _unary_op(name, forward, backward, aliases):
         def gradient(F, attrs, inputs, outputs, ograds):
             return [backward(F, inputs[0], outputs[0], ograds[0])]
     return OpDef(name, inputs=('data',), compute=compute, gradient=gradient, aliases=aliases,
-                 inplace=((0, 0),), doc=f'Elementwise {name}.')
+                 inplace=((0, 0),), compute_into=_float_into(_UNARY_INTO.get(name)),
+                 doc=f'Elementwise {name}.')
 
 
 for _row in UNARY:
@@ -269,6 +306,17 @@ def _broadcast_infer(attrs, lhs, rhs):
     return [lhs, rhs], [broadcast_shape(lhs, rhs)]
 
 
+_BINARY_UFUNC = {'elemwise_add': 'add', 'elemwise_sub': 'subtract', 'elemwise_mul': 'multiply',
+                 'elemwise_div': 'divide', '_power': 'power', '_maximum': 'maximum',
+                 '_minimum': 'minimum', '_hypot': 'hypot'}
+
+
+def _ufunc_into(fn, reflect=False):
+    if reflect:
+        return lambda xp, a, b, out: getattr(xp, fn)(b, a, out=out)
+    return lambda xp, a, b, out: getattr(xp, fn)(a, b, out=out)
+
+
 def _binary_ops(name, aliases, bname, baliases, forward, backward):
     def compute(xp, attrs, lhs, rhs):
         return _keep(forward(xp, lhs, rhs), lhs)
@@ -285,10 +333,13 @@ def _binary_ops(name, aliases, bname, baliases, forward, backward):
             return [F._broadcast_backward(ga, lhs), F._broadcast_backward(gb, rhs)]
 
     doc = f'Elementwise {name.strip("_")} of two arrays'
+    ufunc = _BINARY_UFUNC.get(name)
+    into = _float_into(_ufunc_into(ufunc)) if ufunc else None
     yield OpDef(name, inputs=('lhs', 'rhs'), compute=compute, gradient=same_grad,
-                aliases=aliases, inplace=((0, 0), (1, 0)), doc=doc + ' of the same shape.')
+                aliases=aliases, inplace=((0, 0), (1, 0)), compute_into=into,
+                doc=doc + ' of the same shape.')
     yield OpDef(bname, inputs=('lhs', 'rhs'), compute=compute, gradient=broadcast_grad,
-                infer_shape=_broadcast_infer, aliases=baliases,
+                infer_shape=_broadcast_infer, aliases=baliases, compute_into=into,
                 doc=doc + ', broadcasting them (numpy rules).')
 
 
@@ -378,6 +429,23 @@ SCALAR = [
 ]
 
 _SCALAR_ATTRS = dict(scalar=Float(1.0), is_int=Bool(True))
+_SCALAR_UFUNC = {'_plus_scalar': ('add', False), '_minus_scalar': ('subtract', False),
+                 '_rminus_scalar': ('subtract', True), '_mul_scalar': ('multiply', False),
+                 '_div_scalar': ('divide', False), '_rdiv_scalar': ('divide', True),
+                 '_power_scalar': ('power', False), '_rpower_scalar': ('power', True),
+                 '_maximum_scalar': ('maximum', False), '_minimum_scalar': ('minimum', False),
+                 '_hypot_scalar': ('hypot', False)}
+
+
+def _scalar_into(name):
+    if name not in _SCALAR_UFUNC:
+        return None
+    into = _ufunc_into(*_SCALAR_UFUNC[name])
+
+    def compute_into(xp, attrs, out, data):
+        with np.errstate(all='ignore'):
+            return into(xp, data, _scalar_like(attrs.scalar, data), out)
+    return compute_into
 
 
 def _scalar_op(name, aliases, forward, backward):
@@ -391,6 +459,7 @@ def _scalar_op(name, aliases, forward, backward):
             return [backward(F, inputs[0], outputs[0], ograds[0], attrs.scalar)]
     return OpDef(name, inputs=('data',), attrs=_SCALAR_ATTRS, compute=compute,
                  gradient=gradient, aliases=aliases, inplace=((0, 0),),
+                 compute_into=_scalar_into(name),
                  doc=f'Elementwise {name.strip("_").replace("_", " ")} with a scalar.')
 
 

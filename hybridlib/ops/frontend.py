@@ -42,6 +42,18 @@ _EXTRA = {'_sample_multinomial': ('random', 'multinomial'), '_shuffle': ('random
 # names under which MXNet's Python layer wraps an operator: its Symbols are named after the
 # operator (sym.zeros -> _zeros0, sym.random.uniform -> _random_uniform0, sym.eye -> _eye0)
 _WRAPPERS = {'zeros', 'ones', 'arange', 'linspace', 'eye'}
+# what those Python wrappers always pass (their defaults, spelled as MXNet's JSON shows them)
+_WRAPPER_RECORDS = {
+    '_zeros': {'dtype': 'float32'}, '_ones': {'dtype': 'float32'},
+    '_arange': {'stop': None, 'step': 1.0, 'repeat': 1, 'infer_range': False,
+                'dtype': 'float32'},
+    '_linspace': {'endpoint': True, 'dtype': 'float32'},
+    '_eye': {'M': 0, 'k': 0, 'dtype': 'float32'},
+    '_random_uniform': {'low': 0, 'high': 1}, '_random_normal': {'loc': 0, 'scale': 1},
+    '_random_gamma': {'alpha': 1, 'beta': 1}, '_random_poisson': {'lam': 1},
+    '_random_negative_binomial': {'k': 1, 'p': 1},
+    '_random_generalized_negative_binomial': {'mu': 1, 'alpha': 1},
+}
 
 
 def _wrapper_hint(op, name, space):
@@ -143,6 +155,7 @@ def make_function(op, pyname, invoke, extras, hint=None):
     (``sym.FullyConnected`` -> ``fullyconnected0``, ``sym._Plus`` -> ``_plus0``), or ``hint``
     for functions that MXNet writes in Python around an operator (``sym.zeros`` -> ``_zeros0``).
     """
+    records = _WRAPPER_RECORDS.get(op.name, {}) if hint else {}
     hint = hint or pyname.lower()
     array_form = getattr(op, 'array_form', None)
 
@@ -155,6 +168,8 @@ def make_function(op, pyname, invoke, extras, hint=None):
             inputs, params, given, extra = bind_arguments(target, args, kwargs, extras, pyname)
             return invoke(target, inputs, params, given, target.hint, **extra)
         inputs, params, given, extra = bind_arguments(op, args, kwargs, extras, pyname)
+        if records:
+            given = dict(records, **given)
         return invoke(op, inputs, params, given, hint, **extra)
 
     function.__name__ = pyname
@@ -233,8 +248,9 @@ def _add_random_wrappers(random, ops):
         """Draws from an exponential distribution of mean ``scale`` (MXNet passes 1/scale)."""
         if hasattr(scale, '_is_hybrid_value'):
             return ops._sample_exponential(1.0 / scale, shape=shape, dtype=dtype, **kwargs)
-        return ops._random_exponential(lam=1.0 / scale, shape=shape, dtype=dtype, ctx=ctx,
-                                       **kwargs)
+        if ctx is not None:
+            kwargs['ctx'] = ctx
+        return ops._random_exponential(lam=1.0 / scale, shape=shape, dtype=dtype, **kwargs)
 
     def randn(*shape, **kwargs):
         """Standard normal draws of ``shape``; ``loc``, ``scale``, ``dtype``, ``ctx`` by name."""

@@ -233,6 +233,14 @@ class FullyConnected:
             out += bias
         return out
 
+    def compute_into(xp, attrs, out, data, weight, bias=None):
+        x2 = data.reshape(data.shape[0] if attrs.flatten else -1, weight.shape[1])
+        o2 = out.reshape(x2.shape[0], attrs.num_hidden)
+        xp.matmul(x2, weight.T, out=o2)
+        if bias is not None:
+            o2 += bias
+        return out
+
     def infer_shape(attrs, data, weight, bias=None):
         h = attrs.num_hidden
         k = 0
@@ -306,6 +314,15 @@ _ACTIVATIONS = {
 }
 
 
+def _elemwise_into(name):
+    from .registry import get
+    return get(name).compute_into
+
+
+# the activations that write straight into a buffer (compiled graphs, static_alloc)
+_ACTIVATION_INTO = {act: _elemwise_into(act) for act in ('relu', 'sigmoid', 'tanh')}
+
+
 @register('Activation')
 class Activation:
     """Elementwise activation: relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign
@@ -315,6 +332,13 @@ class Activation:
 
     def compute(xp, attrs, data):
         return _ACTIVATIONS[attrs.act_type][0](xp, data).astype(data.dtype, copy=False)
+
+    def compute_into(xp, attrs, out, data):
+        into = _ACTIVATION_INTO.get(attrs.act_type)
+        if into is None:
+            out[...] = Activation.compute(xp, attrs, data)
+            return out
+        return into(xp, attrs, out, data)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [_ACTIVATIONS[attrs.act_type][1](F, inputs[0], outputs[0], ograds[0])]

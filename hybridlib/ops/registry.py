@@ -11,6 +11,10 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
 ``num_outputs``    all outputs, hidden ones included; ``num_visible_outputs`` those a Symbol
                    lists; ``output_names`` their suffixes (``output``, ``mean``, ``var``)
 ``compute``        ``compute(xp, attrs, *inputs)``: one body for numpy and cupy
+``compute_into``   optional ``compute_into(xp, attrs, out, *inputs)`` writing the (single,
+                   float) output into a given buffer and returning it: what lets a compiled
+                   graph reuse buffers (``static_alloc``) and work in place. An operator that
+                   has it must also return fresh arrays (never views) from ``compute``
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
                    which 0 is an unknown dimension, or None when nothing is known; one that
                    takes ``out_shapes=`` also gets the outputs' known shapes, to fill inputs
@@ -141,7 +145,8 @@ class OpDef:
     def __init__(self, name, *, compute, gradient, inputs=(), list_inputs=None, variadic=None,
                  aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
                  infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
-                 inplace=(), aliases=(), check=None, hint=None, array_form=None, doc=''):
+                 inplace=(), aliases=(), check=None, hint=None, array_form=None,
+                 compute_into=None, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -158,6 +163,7 @@ class OpDef:
         self._num_visible = num_visible_outputs
         self._output_names = output_names
         self.compute = compute
+        self.compute_into = compute_into
         self.infer_shape = infer_shape
         self._infer_takes_outputs = _accepts_keyword(infer_shape, 'out_shapes')
         self.infer_type = infer_type
@@ -304,7 +310,7 @@ def register_op(op):
 _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
-                 'array_form'}
+                 'array_form', 'compute_into'}
 
 
 def register(name, **options):

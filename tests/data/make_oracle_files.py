@@ -50,5 +50,56 @@ def main():
         json.dump(info, f, indent=1)
 
 
+def parameter_values():
+    """The values of the parameters in the parameter files (the tests rebuild them)."""
+    return {
+        'dense0_weight': np.arange(6, dtype=np.float32).reshape(3, 2) / 4,
+        'dense0_bias': np.array([1.5, -2, 0.25], dtype=np.float32),
+        'half': (np.arange(4).reshape(2, 2) - 1.5).astype(np.float16),
+        'steps': np.array([3, -1, 4, 1], dtype=np.int32),
+    }
+
+
+def parameter_files():
+    """Files of Gluon parameters written by MXNet, and what MXNet makes of Parameter.var():
+
+    - parameterdict-mxnet.params: ParameterDict.save(strip_prefix='net_') of parameters that
+      live on cpu(0) and cpu(1) with different values there (the file holds their mean);
+    - parameterdict-export-mxnet.params: the same values under export's arg:/aux: names;
+    - parameter-vars-expected.json: json.loads(param.var().tojson()) for several parameters.
+    """
+    values = parameter_values()
+    params = mx.gluon.ParameterDict('net_')
+    for name, value in values.items():
+        params.get(name, shape=value.shape, dtype=value.dtype,
+                   grad_req='null' if value.dtype.kind == 'i' else 'write')
+    params.initialize(mx.init.Zero(), ctx=[mx.cpu(0), mx.cpu(1)])
+    for name, value in values.items():
+        param = params['net_' + name]
+        param.data(mx.cpu(0))[:] = value - 1
+        param.data(mx.cpu(1))[:] = value + 1
+    params.save(path('parameterdict-mxnet.params'), strip_prefix='net_')
+    export = {('aux:' if name == 'steps' else 'arg:') + 'net_' + name: mx.nd.array(value, dtype=value.dtype)
+              for name, value in values.items()}
+    mx.nd.save(path('parameterdict-export-mxnet.params'), export)
+
+    P = mx.gluon.Parameter
+    cases = {
+        'default': P('w', shape=(2, 3)),
+        'no_shape': P('w'),
+        'partial': P('fc_weight', shape=(0, 3), dtype='float16', lr_mult=2.0, wd_mult=0.5,
+                     init=mx.init.Xavier(magnitude=2)),
+        'int_mults': P('b', shape=4, dtype=np.float64, lr_mult=2, wd_mult=0),
+        'string_init': P('x', init='zeros', dtype='int32'),
+        'msra': P('k', shape=(8, 3, 3, 3), init=mx.init.MSRAPrelu('in', 0.1)),
+        'constant_init': P('c', shape=(3,), init=mx.init.Constant(np.array([0.0, 1.0, 2.0]))),
+        'uint8': P('u', shape=(1,), dtype='uint8', grad_req='null', init=mx.init.One()),
+    }
+    info = {key: json.loads(param.var().tojson()) for key, param in cases.items()}
+    with open(path('parameter-vars-expected.json'), 'w') as f:
+        json.dump(info, f, indent=1, sort_keys=True)
+
+
 if __name__ == '__main__':
     main()
+    parameter_files()
