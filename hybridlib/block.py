@@ -881,13 +881,12 @@ class HybridBlock(Block):
         sym_file = f'{path}-symbol.json'
         graph.save(sym_file, remove_amp_cast=remove_amp_cast)
         arg_names = set(graph.list_arguments())
-        aux_names = set(graph.list_auxiliary_states())
+        params = {p.name: p for p in self.collect_params().values()}
         arg_dict = {}
-        for name, param in self.collect_params().items():
-            if name in arg_names:
-                arg_dict[f'arg:{name}'] = param._reduce()
-            elif name in aux_names:
-                arg_dict[f'aux:{name}'] = param._reduce()
+        for name in graph.list_inputs():     # the graph's order, as MXNet writes the file
+            if name in params:
+                prefix = 'arg' if name in arg_names else 'aux'
+                arg_dict[f'{prefix}:{name}'] = params[name]._reduce()
         params_file = f'{path}-{epoch:04d}.params'
         nd_module.save(params_file, arg_dict)
         return sym_file, params_file
