@@ -8,6 +8,7 @@ either style catches them.
 import numpy as np
 
 __all__ = ['MXNetError', 'ShapeError', 'DTypeError', 'AttributeParseError', 'NotSupportedError',
+           'MXNetAssertionError',
            'np_dtype', 'dtype_name', 'dtype_to_flag', 'flag_to_dtype', 'DTYPE_FLAGS',
            'integer_types', 'numeric_types', 'string_types', 'DEFAULT_DTYPE']
 
@@ -26,6 +27,12 @@ class DTypeError(MXNetError, TypeError):
 
 class AttributeParseError(MXNetError, ValueError):
     """An operator attribute that is unknown, missing or not of its type."""
+
+
+class MXNetAssertionError(MXNetError, AssertionError):
+    """A check that MXNet makes with ``assert``: ``except AssertionError`` (code written for
+    MXNet) and ``except MXNetError`` both catch it, and it has a message where MXNet's often
+    has none."""
 
 
 class NotSupportedError(MXNetError, NotImplementedError):

@@ -19,6 +19,7 @@ children's registered names (``hybridsequential0.2``, ``net0.features.3``), with
 ``hybrid_forward`` line: ``while tracing block net0.body.1 (Dense): model.py:12: ...``.
 """
 import copy
+import os
 import re
 import threading
 import traceback
@@ -32,7 +33,7 @@ from . import autograd, initializer
 from . import ndarray as nd_module
 from . import symbol as sym_module
 from . import name as _name
-from .base import MXNetError
+from .base import MXNetAssertionError, MXNetError
 from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
@@ -41,10 +42,9 @@ from .symbol import Symbol, infer_graph, topo_nodes
 __all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle', 'UsageError']
 
 
-class UsageError(MXNetError, ValueError, AssertionError):
-    """A wrong use of a Block or layer. MXNet 1.9.1 checks these with ``assert``, so this is an
-    ``AssertionError`` too (and a ``ValueError`` and an ``MXNetError``): ``except`` clauses
-    written for MXNet keep working."""
+class UsageError(MXNetAssertionError, ValueError):
+    """A wrong use of a Block or layer (also a ``ValueError``). MXNet 1.9.1 checks these with
+    ``assert``, so ``except AssertionError`` written for MXNet keeps working."""
 
 
 # -------------------------------------------------------------------------------------------------
@@ -232,6 +232,18 @@ class Block:
 
     def _alias(self):
         return type(self).__name__.lower()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state['_parents']            # weak references; rebuilt from the children
+        return state
+
+    def __setstate__(self, state):
+        """For copy.deepcopy and pickle: the copies of the children know their new parent."""
+        self.__dict__.update(state)
+        self.__dict__['_parents'] = weakref.WeakSet()
+        for child in self._children.values():
+            child._parents.add(self)
 
     def __repr__(self):
         lines = [f'  ({key}): {_indent(repr(block), 2)}'
@@ -429,7 +441,8 @@ class Block:
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return
-        dtypes = {id(p): p.dtype for p in params.values()}
+        everything = list(self.collect_params().values())
+        dtypes = [p.dtype for p in everything]
         if not any('.' in key for key in loaded):
             # a file saved by ParameterDict.save / save_params: full names
             del loaded
@@ -454,11 +467,8 @@ class Block:
                                      f'{_brief(params)}. Set ignore_extra=True to ignore. ')
                 params[key]._load_init(value, ctx, cast_dtype=cast_dtype,
                                        dtype_source=dtype_source)
-        if any(p.dtype != dtypes[id(p)] for p in params.values()):
-            self._clear_all_cached_ops()
-
-    def _clear_all_cached_ops(self):
-        self.apply(lambda block: block._clear_cached_op())
+        if [p.dtype for p in everything] != dtypes:      # the graphs' variables change
+            self.apply(lambda block: block._clear_cached_op())
 
     def save_params(self, filename):
         """Deprecated: use ``save_parameters`` (this one saves full names less the prefix)."""
@@ -495,22 +505,22 @@ def _check_hybridize_args(backend, kwargs):
         raise MXNetError(f'hybridize(backend={backend!r}): subgraph backends are not supported')
 
 
+def _shapes(values):
+    """The shapes of nested values, lists for lists and tuples (as MXNet's summary)."""
+    if isinstance(values, (list, tuple)):
+        return [_shapes(v) for v in values]
+    return values.shape if isinstance(values, NDArray) else values
+
+
+def _has_symbol(values):
+    if isinstance(values, (list, tuple)):
+        return any(_has_symbol(v) for v in values)
+    return isinstance(values, Symbol)
+
+
 def _shape_str(values):
-    flat, fmt = _flatten_shapes(values)
-    shapes = [v.shape if isinstance(v, NDArray) else v for v in flat]
-    grouped = _regroup(shapes, fmt)[0] if isinstance(fmt, list) else shapes[0]
-    return str(grouped)[1:-1] if isinstance(grouped, list) else str(grouped)
-
-
-def _flatten_shapes(values):
-    if not isinstance(values, (list, tuple)):
-        return [values], 0
-    flat, fmts = [], []
-    for v in values:
-        items, fmt = _flatten_shapes(v)
-        flat.extend(items)
-        fmts.append(fmt)
-    return flat, fmts
+    shapes = _shapes(values)
+    return str(shapes)[1:-1] if isinstance(shapes, list) else str(shapes)
 
 
 def _summary_table(block, inputs):
@@ -521,7 +531,7 @@ def _summary_table(block, inputs):
     hooks = []
 
     def record(layer, _, outputs):
-        if any(isinstance(o, Symbol) for o in _flatten_shapes(outputs)[0]):
+        if _has_symbol(outputs):
             return          # a trace for deferred initialisation, not a call
         n_params = trainable = shared = 0
         for p in layer.params.values():
@@ -564,11 +574,16 @@ def _summary_table(block, inputs):
 # -------------------------------------------------------------------------------------------------
 
 _tracing = threading.local()
-_PACKAGE_DIR = __file__.rsplit('/', 1)[0] + '/'
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class _Traced:
-    """``with _Traced(block):`` marks ``block`` as being traced (for error messages)."""
+    """``with _Traced(block):`` marks ``block`` as being traced (for error messages).
+
+    An error is noted with the path of the innermost traced block when it leaves that block,
+    and with the user's line when it leaves the outermost one: only then does its traceback
+    hold every ``hybrid_forward`` frame.
+    """
 
     def __init__(self, block):
         self._block = block
@@ -582,8 +597,15 @@ class _Traced:
 
     def __exit__(self, exc_type, exc, tb):
         stack = _tracing.stack
-        if exc is not None and not getattr(exc, '_hybridlib_traced', False):
-            _annotate(exc, list(stack))
+        if exc is not None:
+            try:
+                if not hasattr(exc, '_hybridlib_blocks'):
+                    exc._hybridlib_blocks = list(stack)
+                if len(stack) == 1 and not getattr(exc, '_hybridlib_noted', False):
+                    exc._hybridlib_noted = True
+                    _annotate(exc)
+            except AttributeError:      # an exception type that takes no attributes
+                pass
         stack.pop()
 
 
@@ -596,16 +618,13 @@ def _block_path(stack):
     return '.'.join(path)
 
 
-def _annotate(exc, stack):
+def _annotate(exc):
     """Add the traced block's path and the user's hybrid_forward line to an error."""
-    try:
-        exc._hybridlib_traced = True
-    except AttributeError:          # an exception type with __slots__: leave it alone
-        return
+    blocks = exc._hybridlib_blocks
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == 'hybrid_forward']
     users = [f for f in frames if not f.filename.startswith(_PACKAGE_DIR)]
     frame = (users or frames or [None])[-1]
-    note = f'while tracing block {_block_path(stack)} ({type(stack[-1]).__name__})'
+    note = f'while tracing block {_block_path(blocks)} ({type(blocks[-1]).__name__})'
     if frame is not None:
         note += f': {frame.filename}:{frame.lineno}: {frame.line}'
     if exc.args and isinstance(exc.args[0], str):
@@ -639,10 +658,17 @@ class HybridBlock(Block):
         super().__init__(prefix=prefix, params=params)
         self._cached_graph = ()
         self._traces = {}
+        self._last_call = None
         self._active = False
         self._flags = {}
         self._callback = None
         self._monitor_all = False
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state['_traces'] = {}            # compiled code: a copy traces again
+        state['_last_call'] = None
+        return state
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -654,6 +680,7 @@ class HybridBlock(Block):
     def _clear_cached_op(self):
         self._cached_graph = ()
         self._traces = {}
+        self._last_call = None
         super()._clear_cached_op()
 
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
@@ -680,6 +707,12 @@ class HybridBlock(Block):
                           forward_bulk_size=forward_bulk_size,
                           backward_bulk_size=backward_bulk_size)
 
+    def optimize_for(self, x, *args, backend=None, **kwargs):
+        """MXNet's partitioning for a subgraph backend, which hybridlib does not have."""
+        if not backend:
+            raise ValueError('Must specify "backend" to optimize_for')
+        _check_hybridize_args(backend, {})
+
     def cast(self, dtype):
         self._clear_cached_op()
         super().cast(dtype)
@@ -699,11 +732,7 @@ class HybridBlock(Block):
     @property
     def cached_op(self):
         """The CachedOp of the most recent hybridized call (``.code`` shows its source)."""
-        trace = self._last_trace() if self._traces else None
-        return None if trace is None else trace.cached_op
-
-    def _last_trace(self):
-        return next(reversed(self._traces.values()))
+        return self._last_call.cached_op if self._last_call is not None else None
 
     # -- tracing ------------------------------------------------------------------------------
     def _trace(self, flat, fmt):
@@ -842,6 +871,7 @@ class HybridBlock(Block):
             self._finish_deferred(trace, arrays)
             self._build_cached_op(trace)
         self._cached_graph = (trace.inputs, trace.output)
+        self._last_call = trace
         ctx = arrays[0].context
         feed = [arrays[item] if kind == 'data' else item.data(ctx) for kind, item in trace.feed]
         outs = trace.cached_op(*feed)
@@ -908,18 +938,6 @@ def _warn_unused(trace, graph_inputs, params):
 # -------------------------------------------------------------------------------------------------
 # SymbolBlock
 # -------------------------------------------------------------------------------------------------
-
-def _common_prefix(names):
-    if not names:
-        return ''
-    prefix = names[0]
-    for name in names:
-        i = 0
-        while i < min(len(prefix), len(name)) and prefix[i] == name[i]:
-            i += 1
-        prefix = prefix[:i]
-    return prefix
-
 
 def _param_dtypes(inputs, graph):
     """``{name: dtype}`` of the graph's variables, inferred from the inputs' declared dtypes
@@ -997,7 +1015,7 @@ class SymbolBlock(HybridBlock):
         self._graph = out
         self._graph_out_format = out_format
         self._cached_graph = (syms, out)
-        len_prefix = len(_common_prefix(list(self._params.keys())))
+        len_prefix = len(os.path.commonprefix(list(self._params.keys())))   # by character
         self._reg_params = {key[len_prefix:]: val for key, val in self._params.items()}
 
     def __repr__(self):
@@ -1007,6 +1025,7 @@ class SymbolBlock(HybridBlock):
 
     def _clear_cached_op(self):
         self._traces = {}
+        self._last_call = None
         Block._clear_cached_op(self)
 
     def _trace(self, flat, fmt):

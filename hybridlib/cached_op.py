@@ -92,15 +92,17 @@ def _resolved_params(node, out_shapes):
 
 
 def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp,
-              hooks=False, static_alloc=False):
-    # ``is_train=None``: the mode is an argument of the function (a backward runs in the mode
-    # of ``autograd.backward(train_mode=...)``, as imperative autograd does)
+              hooks=None, static_alloc=False):
     """Source and globals of ``def fn_name(*args)`` computing ``outputs`` from ``args``.
 
     ``args`` are entries given as parameters; ``nodes`` the operator nodes to run, in order;
     ``shapes``/``dtypes`` the inferred values per entry (to resolve creation ops and plan
     buffers). With ``static_alloc`` the values that can live in a static buffer are written
     into one (``planner.plan_buffers``); otherwise each value is deleted after its last use.
+    ``is_train=None`` makes the mode an argument of the function: a backward runs in the mode
+    of ``autograd.backward(train_mode=...)``, as imperative autograd does. ``hooks``
+    ('outputs' or 'all') adds ``_hook(name, op, value)`` calls with MXNet's entry names
+    (``<node>_output``, and ``<node>_<input>`` for 'all').
     """
     g = {'_registry_names': {}}
     src = _Source(namer, g)
@@ -136,20 +138,24 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
             mode = 'is_train' if is_train is None else is_train
             call += f', is_train={mode})' if node.op.train_aware else ')'
+        if hooks == 'all':
+            labels = node.op.list_inputs(node.params)
+            for label, e in zip(labels, node.inputs):
+                body.append(f'    _hook({node.name + "_" + label!r}, {node.op.name!r}, '
+                            f'{local[e]})')
         targets = []
         for k in range(node.num_outputs):
             entry = (node, k)
-            if entry in last_use or entry in keep:
+            if entry in last_use or entry in keep or hooks and k < node.num_visible_outputs:
                 local[entry] = namer.name(_entry_name(entry))
                 targets.append(local[entry])
             else:
                 targets.append('_')
         body.append(f'    {", ".join(targets)} = {call}')
         if hooks:
-            for k in range(node.num_outputs):
-                if (node, k) in local:
-                    body.append(f'    _hook({node.name!r}, {node.op.name!r}, '
-                                f'{local[(node, k)]})')
+            for k in range(node.num_visible_outputs):
+                body.append(f'    _hook({node.output_name(k)!r}, {node.op.name!r}, '
+                            f'{local[(node, k)]})')
         dead = [local[e] for e in node.inputs if last_use.get(e) == i and e not in keep
                 and e in local and e not in args and e not in assign]
         dead = list(dict.fromkeys(dead))
@@ -280,6 +286,7 @@ class CachedOp:
     def register_op_hook(self, callback, monitor_all=False):
         """Call ``callback(node_name, op_name, array)`` on each operator output."""
         self._hook = callback
+        self._hook_mode = 'all' if monitor_all else 'outputs'
         self._plans.clear()
 
     def _plan(self, arrays, is_train, grad_mask):
@@ -289,7 +296,8 @@ class CachedOp:
         plan = self._plans.get(key)
         if plan is None:
             plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx, is_train,
-                        grad_mask, self._hook is not None, self.flags.get('static_alloc', False))
+                        grad_mask, self._hook and self._hook_mode,
+                        self.flags.get('static_alloc', False))
             self._plans[key] = plan
         self._last_plan = plan
         return plan

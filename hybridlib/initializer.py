@@ -21,17 +21,11 @@ from math import sqrt
 
 import numpy as np
 
-from .base import MXNetError
+from .base import MXNetAssertionError
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'alias', 'create', 'Load', 'Mixed', 'Zero',
            'One', 'Constant', 'Uniform', 'Normal', 'Orthogonal', 'Xavier', 'MSRAPrelu',
-           'Bilinear', 'LSTMBias', 'MXNetAssertionError']
-
-
-class MXNetAssertionError(MXNetError, AssertionError):
-    """A check that MXNet makes with ``assert``: ``except AssertionError`` (code written for
-    MXNet) and ``except MXNetError`` both catch it, and it has a message where MXNet's often
-    has none."""
+           'Bilinear', 'LSTMBias']
 
 
 _REGISTRY = {}

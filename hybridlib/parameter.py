@@ -21,9 +21,8 @@ import numpy as np
 from . import autograd, initializer
 from . import ndarray as nd
 from . import symbol
-from .base import MXNetError, NotSupportedError, np_dtype
+from .base import MXNetAssertionError, MXNetError, NotSupportedError, np_dtype
 from .context import Context, cpu, current_context
-from .initializer import MXNetAssertionError
 
 __all__ = ['DeferredInitializationError', 'Parameter', 'Constant', 'ParameterDict',
            'tensor_types']

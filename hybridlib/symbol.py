@@ -368,7 +368,7 @@ class Symbol(ArrayMethods):
     def __repr__(self):
         if self.name is not None:
             return f'<Symbol {self.name}>'
-        return f'<Symbol group [{", ".join(self.list_outputs())}]>'
+        return f'<Symbol group [{", ".join(e[0].name for e in self._outputs)}]>'
 
     def __getstate__(self):
         return {'json': self.tojson()}

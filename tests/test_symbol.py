@@ -80,7 +80,7 @@ def test_structure_of_multi_output_and_aux():
     assert c.list_outputs() == ['sp_output2']
     g = sym.Group([bn, s[0]])
     assert g.list_outputs() == ['bn_output', 'sp_output0'] and g.name is None
-    assert repr(g) == '<Symbol group [bn_output, sp_output0]>' and repr(bn) == '<Symbol bn>'
+    assert repr(g) == '<Symbol group [bn, sp]>' and repr(bn) == '<Symbol bn>'
     internals = sym.FullyConnected(sym.exp(x, name='e'), num_hidden=2, name='fc').get_internals()
     assert internals['e_output'].name == 'e'
     assert [c.name for c in internals['fc_output'].get_children()] == ['e', 'fc_weight',

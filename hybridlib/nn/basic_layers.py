@@ -15,19 +15,6 @@ __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'A
            'Flatten', 'Lambda', 'HybridLambda']
 
 
-def _container_forward(children, x, args):
-    """Feed ``x`` through ``children``; a child returning a tuple feeds all of it onwards."""
-    for block in children:
-        x = block(x, *args)
-        args = []
-        if isinstance(x, (tuple, list)):
-            args = x[1:]
-            x = x[0]
-    if args:
-        x = tuple([x] + list(args))
-    return x
-
-
 class _SequentialMixin:
     """``add``, indexing, ``len`` and repr shared by Sequential and HybridSequential."""
 
@@ -64,8 +51,10 @@ class Sequential(_SequentialMixin, Block):
             net.add(nn.Dense(10, activation='relu'), nn.Dense(20))
     """
 
-    def forward(self, x, *args):
-        return _container_forward(self._children.values(), x, args)
+    def forward(self, x):
+        for block in self._children.values():
+            x = block(x)
+        return x
 
     def hybridize(self, active=True, **kwargs):
         if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
@@ -76,10 +65,16 @@ class Sequential(_SequentialMixin, Block):
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
-    """Stacks HybridBlocks sequentially; can be hybridized as a whole."""
+    """Stacks HybridBlocks sequentially; can be hybridized as a whole.
 
-    def hybrid_forward(self, F, x, *args):
-        return _container_forward(self._children.values(), x, args)
+    Each child gets the previous child's output as its one argument (a tuple stays one
+    argument, as in MXNet 1.9.1).
+    """
+
+    def hybrid_forward(self, F, x):
+        for block in self._children.values():
+            x = block(x)
+        return x
 
 
 class Dense(HybridBlock):
@@ -234,6 +229,9 @@ class Activation(HybridBlock):
 
 class Flatten(HybridBlock):
     """Flattens all axes but the first: ``(N, x1, ..., xn)`` -> ``(N, x1 * ... * xn)``."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
 
     def hybrid_forward(self, F, x):
         return F.Flatten(x)
