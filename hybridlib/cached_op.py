@@ -37,6 +37,7 @@ __all__ = ['CachedOp', 'Plan', 'VALID_FLAGS']
 
 VALID_FLAGS = ('static_alloc', 'static_shape', 'inline_limit', 'forward_bulk_size',
                'backward_bulk_size')
+MAX_PLANS = 64        # compiled plans kept per CachedOp (one per input signature)
 _counter = itertools.count()
 
 
@@ -185,7 +186,7 @@ def _compile(sources, globals_, tag):
     code = compile(text, filename, 'exec')
     namespace = dict(globals_)
     exec(code, namespace)      # noqa: S102 - our own generated source, shown by .code
-    return namespace, text
+    return namespace, text, filename
 
 
 class Plan:
@@ -244,7 +245,8 @@ class Plan:
                               static_alloc)
         sources.insert(0, src)
         globals_.update(g)
-        namespace, self.code = _compile(sources, globals_, 'train' if wrt else 'infer')
+        namespace, self.code, self.filename = _compile(sources, globals_,
+                                                       'train' if wrt else 'infer')
         self.forward = namespace['forward']
         self.backward = namespace.get('backward')
         self._graph = graph
@@ -293,8 +295,13 @@ class CachedOp:
         ctx = arrays[0]._ctx if arrays else None
         key = (tuple(a.shape for a in arrays), tuple(a._data.dtype for a in arrays), ctx,
                is_train, grad_mask)
-        plan = self._plans.get(key)
-        if plan is None:
+        plan = self._plans.pop(key, None)
+        if plan is not None:
+            self._plans[key] = plan             # most recently used last
+        else:
+            if len(self._plans) >= MAX_PLANS:   # many input shapes: forget the oldest plan
+                old = self._plans.pop(next(iter(self._plans)))
+                linecache.cache.pop(old.filename, None)
             plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx, is_train,
                         grad_mask, self._hook and self._hook_mode,
                         self.flags.get('static_alloc', False))

@@ -222,3 +222,17 @@ def test_creation_ops_with_unknown_dims_take_the_inferred_shape():
     # with broadcasting the unknown size could be 1 or 2: a clear error, not a guess
     with pytest.raises(mx.MXNetError, match='unknown dimensions'):
         CachedOp(sym.broadcast_add(x, zeros))(nd.ones((2, 3)))
+
+
+def test_plans_per_input_signature_are_bounded(monkeypatch):
+    import linecache
+    from hybridlib import cached_op
+    monkeypatch.setattr(cached_op, 'MAX_PLANS', 3)
+    x = sym.var('x')
+    op = CachedOp(sym.tanh(x) * 2)
+    for n in range(1, 8):
+        out = op(nd.ones((n,)))[0]
+        np.testing.assert_allclose(out.asnumpy(), np.tanh(np.ones(n)) * 2, rtol=1e-6)
+    assert len(op._plans) == 3
+    kept = {p.filename for p in op._plans.values()}
+    assert all(f in linecache.cache for f in kept)
