@@ -12,11 +12,15 @@ from .attribute import AttrScope
 from . import ndarray as nd
 from . import symbol as sym
 from . import initializer, initializer as init
-from . import parameter, block, cached_op, nn, gluon
+from . import parameter, block, cached_op, nn
+from . import optimizer, lr_scheduler, metric, kvstore, recordio
+from . import kvstore as kv
+from . import gluon
 
 __version__ = '0.1.0'
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'nd', 'ndarray', 'sym', 'symbol', 'autograd', 'random', 'context', 'base', 'name',
            'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
-           'nn', 'block', 'parameter', 'cached_op']
+           'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
+           'kvstore', 'kv', 'recordio']

@@ -1,7 +1,10 @@
-"""Gluon's neural-network layers (``gluon.nn``), one file per family."""
-from .basic_layers import (Sequential, HybridSequential, Dense, Dropout, BatchNorm, Activation,
-                           Flatten, Lambda, HybridLambda)
-from .conv_layers import Conv2D, MaxPool2D, AvgPool2D
+"""Gluon's neural-network layers (``gluon.nn``), one file per family.
 
-__all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'Activation',
-           'Flatten', 'Lambda', 'HybridLambda', 'Conv2D', 'MaxPool2D', 'AvgPool2D']
+Each file lists its public layers in ``__all__``; this package exports them all.
+"""
+from . import basic_layers, activations, conv_layers
+from .basic_layers import *     # noqa: F401,F403
+from .activations import *      # noqa: F401,F403
+from .conv_layers import *      # noqa: F401,F403
+
+__all__ = basic_layers.__all__ + activations.__all__ + conv_layers.__all__

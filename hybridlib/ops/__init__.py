@@ -18,5 +18,7 @@ from . import conv          # noqa: F401  Convolution, Deconvolution, Pooling, i
 from . import resize        # noqa: F401  UpSampling, AdaptiveAvgPooling2D, BilinearResize2D
 from . import norm          # noqa: F401  BatchNorm, LayerNorm, InstanceNorm, GroupNorm, ...
 from . import rnn           # noqa: F401  the fused RNN and its parameter packing
+from . import optimizer     # noqa: F401  fused optimizer updates: sgd_update, adam_update, ...
+from . import contrib       # noqa: F401  detection: MultiBoxPrior/Target/Detection, box_nms
 
 __all__ = ['registry', 'get', 'find', 'list_ops', 'REGISTRY']

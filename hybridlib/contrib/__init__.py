@@ -1,0 +1,4 @@
+"""Gluon's contrib namespace (``gluon.contrib``)."""
+from . import nn
+
+__all__ = ['nn']

@@ -1,0 +1,2 @@
+"""Concurrent, HybridConcurrent, Identity (being written)."""
+__all__ = []

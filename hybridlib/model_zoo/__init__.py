@@ -1,0 +1,4 @@
+"""Pre-defined architectures (``gluon.model_zoo``)."""
+from . import vision
+
+__all__ = ['vision']

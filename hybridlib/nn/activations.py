@@ -1,0 +1,2 @@
+"""Activation layers: LeakyReLU, PReLU, ELU, SELU, GELU, Swish (being written)."""
+__all__ = []
