@@ -65,7 +65,6 @@ class _Source:
     def __init__(self, names, globals_):
         self.names = names
         self.globals = globals_
-        self.lines = []
 
     def op_function(self, op, into=False):
         """The global name of ``op.compute`` (or ``op.compute_into``) in the function."""
@@ -167,7 +166,7 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     if is_train is None:
         params.append('is_train')
     source = f'def {fn_name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
-    return source, g, local
+    return source, g
 
 
 def _entry_name(entry):
@@ -203,7 +202,6 @@ class Plan:
         self.shapes = infer_graph(nodes, 'shape', given_shapes)
         self.dtypes = infer_graph(nodes, 'dtype', given_dtypes)
         op_nodes = [n for n in nodes if n.op is not None]
-        self.random = any(n.op.random for n in op_nodes)
         namer = _Namespace(reserved=('xp', '_hook', 'is_train'))
         fwd_args = [(n, 0) for n in input_nodes]
         self.n_outputs = len(outputs)
@@ -234,23 +232,20 @@ class Plan:
             all_nodes = topo_nodes(grad_entries + outputs)
             bwd_shapes = infer_graph(all_nodes, 'shape', given_shapes)
             bwd_dtypes = infer_graph(all_nodes, 'dtype', given_dtypes)
-            src, g, _ = _generate('backward', bwd_args, bwd_nodes, grad_entries, bwd_shapes,
-                                  bwd_dtypes, None, namer, ctx.array_module,
-                                  static_alloc=static_alloc)
+            src, g = _generate('backward', bwd_args, bwd_nodes, grad_entries, bwd_shapes,
+                               bwd_dtypes, None, namer, ctx.array_module,
+                               static_alloc=static_alloc)
             sources.append(src)
             globals_.update(g)
             self.grad_mask = list(grad_mask)
-        src, g, _ = _generate('forward', fwd_args, op_nodes, outputs + self.saved, self.shapes,
-                              self.dtypes, is_train, namer, ctx.array_module, hooks,
-                              static_alloc)
+        src, g = _generate('forward', fwd_args, op_nodes, outputs + self.saved, self.shapes,
+                           self.dtypes, is_train, namer, ctx.array_module, hooks, static_alloc)
         sources.insert(0, src)
         globals_.update(g)
         namespace, self.code, self.filename = _compile(sources, globals_,
                                                        'train' if wrt else 'infer')
         self.forward = namespace['forward']
         self.backward = namespace.get('backward')
-        self._graph = graph
-        self._input_nodes = input_nodes
 
 
 class CachedOp:
