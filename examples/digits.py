@@ -103,7 +103,8 @@ def main(argv=None):
               f'({time.time() - start:.1f} s)')
 
     prefix = args.out or os.path.join(tempfile.mkdtemp(prefix='hybridlib-digits-'), 'digits')
-    symbol_file, params_file = net.export(prefix)
+    net.export(prefix)
+    symbol_file, params_file = f'{prefix}-symbol.json', f'{prefix}-0000.params'
     imported = gluon.SymbolBlock.imports(symbol_file, ['data'], params_file)
     imported_accuracy = evaluate(imported, test_data)
     print(f'exported {symbol_file} and {params_file}')

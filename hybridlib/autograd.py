@@ -327,8 +327,8 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         for node in order:
             if isinstance(node, TapeNode):
                 node.free()
-        for h in heads:
-            if isinstance(h._entry[0], TapeNode):
+        for h in heads:     # a head given twice is cleared once
+            if h._entry is not None and isinstance(h._entry[0], TapeNode):
                 h._entry = None
 
 

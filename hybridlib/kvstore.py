@@ -1,1 +1,236 @@
-"""(being written)"""
+"""A single-process key-value store (``mx.kv``): MXNet's ``local`` and ``device`` KVStores.
+
+A KVStore keeps one array per key. ``push`` sums the values given for a key (the gradients of
+one parameter on several devices) and either stores the sum or, once an optimizer is set
+(``set_optimizer``), hands it to the updater, which updates the stored weight; ``pull`` copies
+the stored array into arrays on any contexts. That is what a Trainer needs to keep the copies
+of a parameter on several contexts in step.
+
+The stored copy lives on CPU for ``local`` (as MXNet, which merges in CPU memory) and on the
+context of the first value given to ``init`` otherwise. Distributed stores (``dist_*``,
+``horovod``, ``byteps``), gradient compression and row_sparse pulls are not supported and
+raise ``NotSupportedError``.
+"""
+from . import optimizer as opt
+from .base import MXNetError, NotSupportedError
+from .context import cpu
+from .ndarray import NDArray
+
+__all__ = ['KVStoreBase', 'KVStore', 'create']
+
+_LOCAL_TYPES = ('local', 'device', 'nccl', 'local_update_cpu', 'local_allreduce_cpu',
+                'local_allreduce_device')
+
+
+class KVStoreBase:
+    """The interface of key-value stores (``mx.kv.KVStoreBase``) and its registry."""
+    OPTIMIZER = 'optimizer'
+    kv_registry = {}
+
+    @staticmethod
+    def register(klass):
+        """Register a KVStore class under its lower-cased name (for ``create``)."""
+        assert isinstance(klass, type)
+        KVStoreBase.kv_registry[klass.__name__.lower()] = klass
+        return klass
+
+    def broadcast(self, key, value, out, priority=0):
+        raise NotImplementedError()
+
+    def pushpull(self, key, value, out=None, priority=0):
+        raise NotImplementedError()
+
+    def set_optimizer(self, optimizer):
+        raise NotImplementedError()
+
+    def is_capable(self, capability):
+        raise NotImplementedError()
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        raise NotImplementedError()
+
+    def load_optimizer_states(self, fname):
+        raise NotImplementedError()
+
+    @property
+    def type(self):
+        raise NotImplementedError()
+
+    @property
+    def rank(self):
+        raise NotImplementedError()
+
+    @property
+    def num_workers(self):
+        raise NotImplementedError()
+
+
+class KVStore(KVStoreBase):
+    """A key-value store of one process (``local``, ``device``); make one with ``create``.
+
+    Keys are ints or strings (not mixed). Values are NDArrays, lists of NDArrays (one per
+    device, summed by ``push``), or lists of those for lists of keys.
+    """
+
+    def __init__(self, name='local'):
+        self._type = name
+        self._store = {}
+        self._key_type = None
+        self._updater = None
+
+    # -- properties -------------------------------------------------------------------------------
+    @property
+    def type(self):
+        """The store's type name (``'local'``, ``'device'``, ...)."""
+        return self._type
+
+    @property
+    def rank(self):
+        """This worker's rank: always 0 in one process."""
+        return 0
+
+    @property
+    def num_workers(self):
+        """The number of workers: always 1 in one process."""
+        return 1
+
+    def is_capable(self, capability):
+        """Whether the store supports ``capability`` (only ``'optimizer'`` is known)."""
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return True
+        raise ValueError(f'Unknown capability: {capability}')
+
+    # -- keys and values --------------------------------------------------------------------------
+    def _pairs(self, key, value, what):
+        """[(key, [NDArray, ...]), ...] from MXNet's key/value conventions."""
+        if isinstance(key, (list, tuple)):
+            if not isinstance(value, (list, tuple)) or len(key) != len(value):
+                raise MXNetError(f'{what}: {len(key)} keys need as many values')
+            return [(self._check_key(k), _arrays(v, what)) for k, v in zip(key, value)]
+        return [(self._check_key(key), _arrays(value, what))]
+
+    def _check_key(self, key):
+        if not isinstance(key, (int, str)):
+            raise MXNetError(f'KVStore keys must be int or str, got {type(key).__name__}')
+        kind = str if isinstance(key, str) else int
+        if self._key_type is not None and kind is not self._key_type:
+            raise MXNetError('Mixed key types are not allowed: this KVStore has '
+                             f'{self._key_type.__name__} keys, got {key!r}')
+        self._key_type = kind
+        return key
+
+    def _stored(self, key):
+        if key not in self._store:
+            raise MXNetError(f'key {key} has not been inited')
+        return self._store[key]
+
+    def init(self, key, value):
+        """Store an initial value for each key (once per key)."""
+        for k, values in self._pairs(key, value, 'init'):
+            if k in self._store:
+                raise MXNetError(f'duplicate init of key {k}. Please double check if you called '
+                                 'kv.init or kv.broadcast with this key multiple times')
+            ctx = cpu() if self._type in ('local', 'local_update_cpu') else values[0].context
+            self._store[k] = values[0].copyto(ctx)
+
+    def push(self, key, value, priority=0):
+        """Sum the values of each key; the updater (if set) applies the sum to the stored
+        array, else the sum replaces it."""
+        for k, values in self._pairs(key, value, 'push'):
+            stored = self._stored(k)
+            merged = _sum(values, stored.context)
+            if self._updater is not None:
+                self._updater(k, merged, stored)
+            else:
+                stored[:] = merged
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy the stored array of each key into ``out`` (one array or one per device)."""
+        assert out is not None
+        for k, outs in self._pairs(key, out, 'pull'):
+            stored = self._stored(k)
+            for o in outs:
+                if o.shape != stored.shape:
+                    raise MXNetError(f'pull of key {k}: operands shape mismatch from.shape = '
+                                     f'{stored.shape} to.shape={o.shape}')
+                stored.copyto(o)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """``push`` then ``pull``, into ``value`` itself when ``out`` is None."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key, value, out, priority=0):
+        """``init`` each key with ``value`` and ``pull`` it into ``out``."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        """Not supported: hybridlib has no row_sparse arrays."""
+        raise NotSupportedError('row_sparse_pull needs row_sparse arrays, which hybridlib does '
+                                'not have; use pull')
+
+    def set_gradient_compression(self, compression_params):
+        """Not supported: gradients are summed uncompressed."""
+        raise NotSupportedError(f'gradient compression ({compression_params}) is not supported '
+                                'by hybridlib\'s KVStore; leave compression_params unset')
+
+    # -- optimizer --------------------------------------------------------------------------------
+    def set_optimizer(self, optimizer):
+        """Update stored arrays with ``optimizer`` on each push (as ``_set_updater``)."""
+        self._set_updater(opt.get_updater(optimizer))
+
+    def _set_updater(self, updater):
+        """Call ``updater(key, merged_value, stored_array)`` on each push."""
+        self._updater = updater
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Save the updater's states (see ``optimizer.Updater.get_states`` for the format)."""
+        from .serialization import atomic_write
+        assert self._updater is not None, 'Cannot save states for distributed training'
+        atomic_write(fname, self._updater.get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname):
+        """Load states saved by ``save_optimizer_states``."""
+        assert self._updater is not None, 'Cannot load states for distributed training'
+        with open(fname, 'rb') as f:
+            self._updater.set_states(f.read())
+
+    def _barrier(self):
+        """Nothing to wait for in one process."""
+
+
+def _arrays(value, what):
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise MXNetError(f'{what}: no values given')
+    for v in values:
+        if not isinstance(v, NDArray):
+            raise TypeError(f'{what}: values must be NDArrays, got {type(v).__name__}')
+    return values
+
+
+def _sum(values, ctx):
+    """The sum of ``values`` on ``ctx``, in a new array."""
+    total = values[0].copyto(ctx)
+    for v in values[1:]:
+        total += v.as_in_context(ctx)
+    return total
+
+
+def create(name='local'):
+    """A new KVStore: ``'local'`` (merges on CPU), ``'device'`` (merges on the devices'
+    context), or another single-process MXNet type (``'nccl'``, ``'local_update_cpu'``,
+    ``'local_allreduce_cpu'``, ``'local_allreduce_device'``) or a registered class name."""
+    if not isinstance(name, str):
+        raise TypeError('name must be a string')
+    name = name.lower()
+    if name in KVStoreBase.kv_registry:
+        return KVStoreBase.kv_registry[name]()
+    if name in _LOCAL_TYPES:
+        return KVStore(name)
+    if name.startswith('dist') or name in ('horovod', 'byteps'):
+        raise NotSupportedError(f'KVStore type {name!r} (distributed training) is not supported '
+                                'by hybridlib; use "local" or "device"')
+    raise MXNetError(f'Unknown KVStore type {name!r}; hybridlib supports '
+                     f'{", ".join(_LOCAL_TYPES)}')

@@ -201,6 +201,8 @@ class ArrayMethods:
         """
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
             shape = tuple(shape[0])
+        elif len(shape) == 1 and isinstance(shape[0], int):
+            shape = shape[0]        # MXNet records x.reshape(-1) as shape "-1", not "(-1,)"
         if shape and 'shape' in kwargs:
             raise TypeError('reshape() got the shape both positionally and as shape=')
         attrs = {'shape': kwargs.pop('shape', shape)}

@@ -312,6 +312,18 @@ def _to_module(data, ctx):
 # Running operators
 # -------------------------------------------------------------------------------------------------
 
+def _common_context(op, a, b):
+    """Pinned and shared host memory is host memory: it mixes with cpu (the result is on cpu);
+    anything else on different contexts is an error."""
+    host = ('cpu_pinned', 'cpu_shared')
+    if a.device_type in host and b.device_type in host + ('cpu',):
+        return b if b.device_type == 'cpu' else Context('cpu', 0)
+    if b.device_type in host and a.device_type == 'cpu':
+        return a
+    raise MXNetError(f'operator {op.name}: inputs are on different contexts ({a} and {b}); '
+                     'move them with as_in_context')
+
+
 def invoke_all(op, inputs, params, is_train=None):
     """Run ``op`` on NDArrays; returns all its outputs (hidden ones included) as NDArrays."""
     names = op.list_inputs(params) if op.variadic is None else None
@@ -326,8 +338,7 @@ def invoke_all(op, inputs, params, is_train=None):
         ctx = inputs[0]._ctx
         for x in inputs[1:]:
             if x._ctx != ctx:
-                raise MXNetError(f'operator {op.name}: inputs are on different contexts '
-                                 f'({ctx} and {x._ctx}); move them with as_in_context')
+                ctx = _common_context(op, ctx, x._ctx)
     else:
         ctx = current_context()
     # an operator's ``ctx`` attribute (creation ops, _copyto) says where its outputs live

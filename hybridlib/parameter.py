@@ -41,6 +41,10 @@ def shape_is_known(shape):
     """Whether ``shape`` is fully known: not None, not () and without 0 (unknown) dims."""
     if shape is None or len(shape) == 0:
         return False
+    for d in shape:
+        if d < 0:
+            raise MXNetAssertionError('shape dimension size cannot be less than 0, while '
+                                      f'received {d}')
     return all(d > 0 for d in shape)
 
 

@@ -1,1 +1,247 @@
-"""(being written)"""
+"""Gluon's utilities (``gluon.utils``), as MXNet 1.9.1 defines them.
+
+Data parallelism (``split_data``, ``split_and_load``: a batch in slices, one per context),
+gradient clipping (``clip_global_norm``) and the file helpers of the model zoo and the datasets
+(``check_sha1``, ``download``, ``replace_file``). hybridlib has no network access, so
+``download`` only finds files already in place (with the right SHA-1 when one is given) and
+otherwise raises an error that says where to put the file.
+"""
+import hashlib
+import os
+import warnings
+
+import numpy as np
+
+from . import ndarray
+from .base import MXNetAssertionError
+from .block import HookHandle            # noqa: F401  (public in MXNet's gluon.utils)
+from .parameter import shape_is_known    # noqa: F401  (public in MXNet's gluon.utils)
+from .parameter import _brief_print_list, _indent  # noqa: F401  (model zoo, data helpers)
+
+__all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download',
+           'replace_file']
+
+
+def split_data(data, num_slice, batch_axis=0, even_split=True):
+    """Split ``data`` into ``num_slice`` slices along ``batch_axis``.
+
+    Parameters
+    ----------
+    data : NDArray
+        A batch of data.
+    num_slice : int
+        The number of slices (at least 1).
+    batch_axis : int, default 0
+        The axis along which to slice.
+    even_split : bool, default True
+        Whether the slices must all have the same size: if True, a ValueError is raised when
+        ``num_slice`` does not divide ``data.shape[batch_axis]``. If False, the first
+        ``size % num_slice`` slices get one more element (some may be empty).
+
+    Returns
+    -------
+    list of NDArray
+        The slices, a list even for ``num_slice=1``.
+    """
+    if num_slice < 1:
+        # MXNet divides by zero here
+        raise ValueError('num_slice must be at least 1, got %d' % num_slice)
+    size = data.shape[batch_axis]
+    if even_split and size % num_slice != 0:
+        raise ValueError(
+            "data with shape %s cannot be evenly split into %d slices along axis %d. "
+            "Use a batch size that's multiple of %d or set even_split=False to allow "
+            "uneven partitioning of data." % (str(data.shape), num_slice, batch_axis, num_slice))
+    n_each_section, extras = divmod(size, num_slice)
+    section_sizes = [0] + (extras * [n_each_section + 1]
+                           + (num_slice - extras) * [n_each_section])
+    div_points = [int(p) for p in np.array(section_sizes).cumsum()]
+    if batch_axis == 0:
+        return [data[div_points[i]:div_points[i + 1]] for i in range(num_slice)]
+    return [ndarray.slice_axis(data, axis=batch_axis, begin=div_points[i], end=div_points[i + 1])
+            for i in range(num_slice)]
+
+
+def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
+    """Split ``data`` into ``len(ctx_list)`` slices along ``batch_axis`` and copy slice ``i``
+    to ``ctx_list[i]``.
+
+    Parameters
+    ----------
+    data : NDArray or array-like
+        A batch of data; anything else becomes an NDArray on ``ctx_list[0]`` (float32).
+    ctx_list : list of Context
+        One context per slice.
+    batch_axis : int, default 0
+        The axis along which to slice.
+    even_split : bool, default True
+        Whether the slices must all have the same size (see ``split_data``).
+
+    Returns
+    -------
+    list of NDArray
+        Slice ``i`` on ``ctx_list[i]``. With one context, the whole batch on it.
+    """
+    if len(ctx_list) == 0:
+        raise ValueError('split_and_load needs at least one context in ctx_list')
+    if not isinstance(data, ndarray.NDArray):
+        data = ndarray.array(data, ctx=ctx_list[0])
+    if len(ctx_list) == 1:
+        return [data.as_in_context(ctx_list[0])]
+    slices = split_data(data, len(ctx_list), batch_axis, even_split)
+    return [i.as_in_context(ctx) for i, ctx in zip(slices, ctx_list)]
+
+
+def clip_global_norm(arrays, max_norm, check_isfinite=True):
+    """Scale ``arrays`` in place so that their global 2-norm is at most ``max_norm``.
+
+    The global norm is ``sqrt(sum(||a||^2 for a in arrays))``; when it exceeds ``max_norm``
+    every array is multiplied by ``max_norm / (norm + 1e-8)``.
+
+    Parameters
+    ----------
+    arrays : list of NDArray
+        Floating-point arrays (typically gradients), on any contexts.
+    max_norm : float
+        The largest global norm allowed.
+    check_isfinite : bool, default True
+        Whether to check that the norm is finite (warning otherwise: the scaled arrays are then
+        nan), which copies it to the host.
+
+    Returns
+    -------
+    float or NDArray
+        The global norm before scaling: a numpy float when ``check_isfinite``, else an NDArray
+        of shape (1,) on the context of ``arrays[0]`` (no host synchronisation).
+    """
+    if len(arrays) == 0:
+        raise MXNetAssertionError('clip_global_norm needs at least one array')
+    for i, arr in enumerate(arrays):
+        if not np.issubdtype(arr.dtype, np.floating):
+            raise TypeError('clip_global_norm needs floating-point arrays; array %d has dtype '
+                            '%s' % (i, np.dtype(arr.dtype).name))
+    # MXNet needs one dtype for all arrays and fails on float16 (its CPU dot); here squares are
+    # summed in float32, or in float64 when every array is float64
+    sum_dtype = np.float64 if all(a.dtype == np.float64 for a in arrays) else np.float32
+    ctx = arrays[0].context
+
+    def squared_norm(array):
+        x = array.reshape((-1,)).astype(sum_dtype, copy=False)
+        return ndarray.dot(x, x).as_in_context(ctx)
+
+    total_norm = ndarray.sqrt(ndarray.add_n(*[squared_norm(arr) for arr in arrays]))
+    if check_isfinite and not np.isfinite(total_norm.asscalar()):
+        warnings.warn(UserWarning('nan or inf is detected. Clipping results will be undefined.'),
+                      stacklevel=2)
+    scale = max_norm / (total_norm + 1e-8)
+    scale = ndarray.min(ndarray.concat(scale, ndarray.ones(1, ctx=ctx, dtype=sum_dtype), dim=0))
+    with np.errstate(invalid='ignore'):   # inf * 0 with a non-finite norm: warned above
+        for arr in arrays:
+            arr *= scale.as_in_context(arr.context).astype(arr.dtype, copy=False)
+    if check_isfinite:
+        return total_norm.asscalar()
+    return total_norm
+
+
+def check_sha1(filename, sha1_hash):
+    """Whether the SHA-1 of the file's content is ``sha1_hash`` (hexadecimal digits)."""
+    sha1 = hashlib.sha1()
+    with open(filename, 'rb') as f:
+        while True:
+            data = f.read(1048576)
+            if not data:
+                break
+            sha1.update(data)
+    return sha1.hexdigest() == sha1_hash
+
+
+def replace_file(src, dst):
+    """Move ``src`` to ``dst`` atomically, replacing ``dst``; on failure remove ``src`` and
+    raise OSError."""
+    try:
+        os.replace(src, dst)
+    except OSError:
+        try:
+            os.remove(src)
+        except OSError:
+            pass
+        raise OSError('Moving downloaded temp file - {}, to {} failed. Please retry the '
+                      'download.'.format(src, dst)) from None
+
+
+def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True):
+    """The path of the file that ``url`` names, which must already be in place.
+
+    MXNet fetches the file when it is missing (or its SHA-1 differs, or ``overwrite``);
+    hybridlib has no network access, so it returns the path of a file already there and
+    otherwise raises a RuntimeError (MXNet's error for a failed download) saying where to put
+    the file.
+
+    Parameters
+    ----------
+    url : str
+        The URL of the file.
+    path : str, optional
+        Where the file is stored: a file name, or a directory for the URL's last part (default:
+        the current directory).
+    overwrite : bool, default False
+        Whether to download again even if the file exists (impossible here: raises).
+    sha1_hash : str, optional
+        The expected SHA-1 in hexadecimal digits; a file with another one is not used.
+    retries : int, default 5
+        The number of download attempts MXNet makes (checked, then unused).
+    verify_ssl : bool, default True
+        Whether MXNet verifies SSL certificates (unused).
+
+    Returns
+    -------
+    str
+        The file path.
+    """
+    if path is None:
+        fname = url.split('/')[-1]
+        if not fname:
+            raise MXNetAssertionError("Can't construct file-name from this URL. Please set the "
+                                      "`path` option manually.")
+    else:
+        path = os.path.expanduser(path)
+        if os.path.isdir(path):
+            fname = os.path.join(path, url.split('/')[-1])
+        else:
+            fname = path
+    if retries < 0:
+        raise MXNetAssertionError(
+            "Number of retries should be at least 0, currently it's {}".format(retries))
+    if not verify_ssl:
+        warnings.warn('Unverified HTTPS request is being made (verify_ssl=False). '
+                      'Adding certificate verification is strongly advised.')
+    exists = os.path.exists(fname)
+    if exists and not overwrite and not (sha1_hash and not check_sha1(fname, sha1_hash)):
+        return fname
+    if overwrite and exists:
+        why = 'overwrite=True asks for a fresh copy of {}'.format(fname)
+    elif exists:
+        why = '{} exists but its SHA-1 is not {}'.format(fname, sha1_hash)
+    else:
+        why = '{} does not exist'.format(fname)
+    raise RuntimeError(
+        'Failed downloading url {}: hybridlib does not download files (it has no network '
+        'access), and {}. Download the file elsewhere and copy it to {}{}.'.format(
+            url, why, os.path.abspath(fname),
+            ' (SHA-1 {})'.format(sha1_hash) if sha1_hash else ''))
+
+
+def _get_repo_url():
+    """The base URL of the Gluon dataset and model repository ($MXNET_GLUON_REPO or MXNet's),
+    ending with '/'."""
+    default_repo = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'
+    repo_url = os.environ.get('MXNET_GLUON_REPO', default_repo)
+    if repo_url[-1] != '/':
+        repo_url = repo_url + '/'
+    return repo_url
+
+
+def _get_repo_file_url(namespace, filename):
+    """The URL of ``filename`` under ``namespace`` in the Gluon repository."""
+    return '{base_url}{namespace}/{filename}'.format(base_url=_get_repo_url(),
+                                                     namespace=namespace, filename=filename)

@@ -177,7 +177,8 @@ def test_constant_arrives_as_a_keyword_argument(flags):
 
 
 def test_residual_block_names_as_mxnet():
-    net = _residual_net()
+    with mx.name.NameManager():          # names count from 0, as in a fresh MXNet process
+        net = _residual_net()
     names = list(net.collect_params().keys())
     # MXNet 1.9.1: HybridSequential(prefix='') puts the body's layers in the block's scope
     assert names[:4] == ['hybridsequential0_conv0_weight', 'hybridsequential0_conv0_bias',

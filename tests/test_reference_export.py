@@ -23,7 +23,8 @@ with open(os.path.join(REF, 'manifest.json')) as _f:
     MANIFEST = json.load(_f)
 CASES = {c['name']: c for c in MANIFEST['cases']}
 # cases whose layers exist in hybridlib today
-BUILDABLE = ['mlp', 'lenet', 'vgg_bn_small', 'two_in_two_out', 'dropout_mlp', 'anchor_const']
+BUILDABLE = ['mlp', 'lenet', 'vgg_bn_small', 'two_in_two_out', 'dropout_mlp', 'anchor_const',
+             'embed_text', 'mobilenet0_25', 'squeezenet1_1', 'resnet18_v1_thumb']
 
 
 def _build(case):
@@ -31,10 +32,13 @@ def _build(case):
     fake = types.ModuleType('mxnet')
     fake.__dict__.update(hybridlib.__dict__)
     modules = {'mxnet': fake, 'mxnet.gluon': hybridlib.gluon,
-               'mxnet.gluon.nn': hybridlib.gluon.nn}
+               'mxnet.gluon.nn': hybridlib.gluon.nn,
+               'mxnet.gluon.model_zoo': hybridlib.gluon.model_zoo,
+               'mxnet.gluon.model_zoo.vision': hybridlib.gluon.model_zoo.vision,
+               'mxnet.gluon.contrib': hybridlib.gluon.contrib,
+               'mxnet.gluon.contrib.nn': hybridlib.gluon.contrib.nn}
     preamble = '\n'.join(line for line in MANIFEST['preamble'].splitlines()
-                         if 'model_zoo' not in line and 'contrib' not in line
-                         and 'import nn, rnn' not in line)
+                         if 'import nn, rnn' not in line)
     preamble += '\nfrom mxnet.gluon import nn\n'
     saved = {k: sys.modules.get(k) for k in modules}
     sys.modules.update(modules)

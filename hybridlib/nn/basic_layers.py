@@ -1,8 +1,9 @@
 """Containers and basic layers: Sequential, HybridSequential, Dense, Dropout, BatchNorm,
-Activation, Flatten, Lambda, HybridLambda.
+Embedding, InstanceNorm, LayerNorm, GroupNorm, Activation, Flatten, Lambda, HybridLambda.
 
 Each layer is thin: its ``hybrid_forward`` calls one registered operator, named ``fwd`` so the
-graph node is ``<prefix>fwd`` as in MXNet's exports. Parameter names, shapes (0 where
+graph node is ``<prefix>fwd`` as in MXNet's exports (LayerNorm and GroupNorm leave their node
+unnamed, as MXNet does: ``<prefix>layernorm0``). Parameter names, shapes (0 where
 inferred on the first call), defaults and reprs follow Gluon 1.9.1.
 """
 import warnings
@@ -11,8 +12,9 @@ import numpy as np
 
 from ..block import Block, HybridBlock, UsageError
 
-__all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'Activation',
-           'Flatten', 'Lambda', 'HybridLambda']
+__all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
+           'InstanceNorm', 'LayerNorm', 'GroupNorm', 'Activation', 'Flatten', 'Lambda',
+           'HybridLambda']
 
 
 class _SequentialMixin:
@@ -207,6 +209,191 @@ class BatchNorm(HybridBlock):
         content = ', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())
         return (f'{type(self).__name__}({content}, '
                 f'in_channels={in_channels if in_channels else None})')
+
+
+def _warn_dense_gradient(name):
+    """The one difference from MXNet's sparse embeddings, said where it happens."""
+    warnings.warn(f"{name}: hybridlib has no sparse storage; the weight's gradient is dense "
+                  '(the same values) and optimizers update every row, as MXNet does with '
+                  'lazy_update=False.', stacklevel=3)
+
+
+class Embedding(HybridBlock):
+    """Turns non-negative integers (token ids) into dense vectors: row ``i`` of ``weight``.
+
+    Parameters
+    ----------
+    input_dim : int
+        Size of the vocabulary (largest id + 1).
+    output_dim : int
+        Size of each vector.
+    dtype : str or numpy dtype, default 'float32'
+        Type of the weight and the output.
+    weight_initializer : Initializer or str, optional
+    sparse_grad : bool, default False
+        In MXNet, a 'row_sparse' weight gradient. hybridlib has no sparse storage: the
+        gradient is dense (the same values) and optimizers update all rows, as MXNet with
+        ``lazy_update=False``; a warning says so. The exported graph keeps the attribute.
+
+    Shapes: ids ``(x1, ..., xn)`` (any dtype; floats are truncated) -> ``(x1, ..., xn,
+    output_dim)``. The ids get no gradient (MXNet refuses to compute one; here it is zero).
+    """
+
+    def __init__(self, input_dim, output_dim, dtype='float32', weight_initializer=None,
+                 sparse_grad=False, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'input_dim': input_dim, 'output_dim': output_dim, 'dtype': dtype,
+                        'sparse_grad': sparse_grad}
+        if sparse_grad:
+            _warn_dense_gradient(f'Embedding {self.name} with sparse_grad=True')
+        self.weight = self.params.get('weight', shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      allow_deferred_init=True)
+
+    def hybrid_forward(self, F, x, weight):
+        return F.Embedding(x, weight, name='fwd', **self._kwargs)
+
+    def __repr__(self):
+        kw = self._kwargs
+        return f"{type(self).__name__}({kw['input_dim']} -> {kw['output_dim']}, {kw['dtype']})"
+
+
+def _norm_repr(block, in_channels=True):
+    """MXNet's repr of the normalisation layers: ``Name(eps=..., axis=..., in_channels=N)``."""
+    content = ', '.join(f'{k}={v!r}' for k, v in block._kwargs.items())
+    if in_channels:
+        content += f', in_channels={block.gamma.shape[0]}'
+    return f'{type(block).__name__}({content})'
+
+
+class _AffineNorm(HybridBlock):
+    """The ``gamma`` and ``beta`` parameters (``shape``) of InstanceNorm, LayerNorm and
+    GroupNorm. Unlike BatchNorm's, they stay differentiable with ``scale``/``center`` False
+    (grad_req 'null'), as in MXNet."""
+
+    def _affine_parameters(self, kwargs, shape, beta_initializer, gamma_initializer):
+        """``kwargs``: what repr shows (``eps``, ``center``, ``scale``, ...)."""
+        self._kwargs = kwargs
+        self._epsilon = kwargs['eps']
+        self._center = kwargs['center']
+        self._scale = kwargs['scale']
+        self.gamma = self.params.get('gamma', grad_req='write' if self._scale else 'null',
+                                     shape=shape, init=gamma_initializer,
+                                     allow_deferred_init=True)
+        self.beta = self.params.get('beta', grad_req='write' if self._center else 'null',
+                                    shape=shape, init=beta_initializer,
+                                    allow_deferred_init=True)
+
+
+class InstanceNorm(_AffineNorm):
+    """Instance normalisation: each sample and channel normalised over the other axes, then
+    ``* gamma + beta`` per channel.
+
+    ``out = (x - mean(x, C)) / sqrt(var(x, C) + epsilon) * gamma + beta`` with ``C`` every axis
+    but the first (the sample) and ``axis`` (the channel).
+
+    Parameters
+    ----------
+    axis : int, default 1
+        The channel axis (3 after an NHWC convolution).
+    epsilon : float, default 1e-5
+    center : bool, default True
+        Learn ``beta`` (otherwise it keeps its initial value, zeros).
+    scale : bool, default False
+        Learn ``gamma`` (otherwise it keeps its initial value, ones).
+    beta_initializer, gamma_initializer : Initializer or str, default 'zeros', 'ones'
+    in_channels : int, default 0
+        Number of channels; 0 infers it on the first call.
+
+    Shapes: ``(N, ...)`` with at least 3 axes -> the same shape.
+    """
+
+    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
+                 beta_initializer='zeros', gamma_initializer='ones', in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._axis = axis
+        self._affine_parameters({'eps': epsilon, 'axis': axis, 'center': center, 'scale': scale},
+                                (in_channels,), beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        # the operator normalises per axis 1: another channel axis is swapped there and back
+        if self._axis == 1:
+            return F.InstanceNorm(x, gamma, beta, name='fwd', eps=self._epsilon)
+        x = x.swapaxes(1, self._axis)
+        return F.InstanceNorm(x, gamma, beta, name='fwd',
+                              eps=self._epsilon).swapaxes(1, self._axis)
+
+    def __repr__(self):
+        return _norm_repr(self)
+
+
+class LayerNorm(_AffineNorm):
+    """Layer normalisation: each position normalised along ``axis``, then ``* gamma + beta``
+    (one value per element of that axis).
+
+    ``out = (x - mean(x, axis)) / sqrt(var(x, axis) + epsilon) * gamma + beta``
+
+    Parameters
+    ----------
+    axis : int, default -1
+    epsilon : float, default 1e-5
+    center, scale : bool, default True
+        Learn ``beta`` / ``gamma``.
+    beta_initializer, gamma_initializer : Initializer or str, default 'zeros', 'ones'
+    in_channels : int, default 0
+        Size of ``axis``; 0 infers it on the first call.
+
+    Shapes: any -> the same shape.
+    """
+
+    def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer='zeros', gamma_initializer='ones', in_channels=0,
+                 prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._axis = axis
+        self._affine_parameters({'eps': epsilon, 'axis': axis, 'center': center, 'scale': scale},
+                                (in_channels,), beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F, data, gamma, beta):
+        return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
+
+    def __repr__(self):
+        return _norm_repr(self)
+
+
+class GroupNorm(_AffineNorm):
+    """Group normalisation: the channels (axis 1) split into ``num_groups`` groups, each
+    sample's group normalised over its channels and the remaining axes.
+
+    As in MXNet 1.9.1, ``gamma`` and ``beta`` hold one value per *group* (shape
+    ``(num_groups,)``), not per channel.
+
+    Parameters
+    ----------
+    num_groups : int, default 1
+        Must divide the number of channels.
+    epsilon : float, default 1e-5
+    center, scale : bool, default True
+        Learn ``beta`` / ``gamma``.
+    beta_initializer, gamma_initializer : Initializer or str, default 'zeros', 'ones'
+
+    Shapes: ``(N, C, ...)`` -> the same shape.
+    """
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer='zeros', gamma_initializer='ones', prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._num_groups = num_groups
+        self._affine_parameters({'eps': epsilon, 'num_groups': num_groups, 'center': center,
+                                 'scale': scale}, (num_groups,), beta_initializer,
+                                gamma_initializer)
+
+    def hybrid_forward(self, F, data, gamma, beta):
+        return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups,
+                           eps=self._epsilon)
+
+    def __repr__(self):
+        return _norm_repr(self, in_channels=False)
 
 
 class Activation(HybridBlock):

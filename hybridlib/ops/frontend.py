@@ -96,6 +96,12 @@ def bind_arguments(op, args, kwargs, extras, pyname=None):
     """
     pyname = pyname or op.name
     extra_values = {k: kwargs.pop(k) for k in extras if k in kwargs}
+    # MXNet takes hidden attributes (__layout__, ...) as keywords: a Symbol records them as
+    # node attributes, an NDArray call ignores them
+    hidden = {k: str(kwargs.pop(k)) for k in list(kwargs)
+              if k.startswith('__') and k.endswith('__')}
+    if hidden and 'attr' in extras:
+        extra_values['attr'] = dict(hidden, **(extra_values.get('attr') or {}))
     given_inputs, given = {}, {}
     if op.variadic is not None:
         inputs = list(args)

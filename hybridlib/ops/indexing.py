@@ -255,7 +255,7 @@ def _pick_index_shape(attrs, data, index):
     # MXNet accepts the index with or without the picked axis (as 1), whatever keepdims says
     for form in (out, kept, removed):
         if len(index) == len(form):
-            return merge_shape(index, form, 'index')
+            return merge_shape(form, index, 'index')
     raise ShapeError(f'pick: index {tuple(index)} must have shape {out} or {kept}')
 
 

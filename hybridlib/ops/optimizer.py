@@ -1,1 +1,483 @@
-"""(being written)"""
+"""Fused optimizer updates: ``sgd_update``, ``sgd_mom_update``, ``adam_update``, ... and their
+multi-precision (``mp_``) forms, as MXNet 1.9.1's ``src/operator/optimizer_op.cc`` and
+``contrib/adamw.cc`` define them.
+
+An update takes ``weight``, ``grad`` and the optimizer's state arrays and returns the new
+weight; the states (momentum, mean, variance, ...) are updated *in place*, so they are the
+operator's auxiliary (mutated) inputs. The weight itself is not mutated: as in MXNet, an
+optimizer writes the result back with ``out=weight``. The ``mp_`` forms keep a float32 master
+copy ``weight32`` of a float16 weight: the rule runs on the master copy (with the gradient cast
+to float32), the master copy is updated in place and the output is its cast to the weight's
+dtype. None of these operators is differentiable: their gradient is ``zero_gradient``
+(nothing flows back), as in MXNet, which registers no gradient for them.
+
+Every rule is written once, as a function ``rule(xp, attrs, weight, grad, *inputs)`` returning
+``(output, *new_states)``; ``_update_op`` builds the operator (and its ``mp_`` form) from it.
+``clip_gradient`` (``clip_grad`` for FTML) clips into ``[-c, c]`` when ``c >= 0``; a negative
+value (the default -1) turns clipping off, as MXNet's kernels do.
+
+Differences from MXNet 1.9.1, on purpose (MXNet's behaviour is a bug in each case):
+
+* ``nag_mom_update`` with ``out=weight`` (how the NAG optimizer calls it): MXNet's kernel writes
+  the new weight before it updates ``mom``, and then reads the *new* weight for the ``wd * w``
+  term of the momentum; ``mp_nag_mom_update`` always does so. Here the momentum uses the weight
+  before the step, so it does not depend on whether ``out`` aliases ``weight``. The two agree
+  when ``wd == 0``.
+* ``mp_lamb_update_phase2`` leaves ``weight32`` unchanged in MXNet, so LAMB with
+  ``multi_precision`` restarts every step from the initial master weights. Here it updates
+  ``weight32`` in place like every other ``mp_`` operator.
+* ``_adamw_update`` skips the step when ``rescale_grad`` is 0, inf or NaN; without ``out=weight``
+  MXNet then returns an uninitialised array, here a copy of the weight.
+* ``_sparse_adagrad_update`` (MXNet: row_sparse gradients only, ``wd`` must be 0) works on dense
+  arrays and applies ``wd`` as the AdaGrad optimizer does (``w -= lr * wd * w``).
+* The master copy and the states of an ``mp_`` operator may be float64 too (MXNet accepts only
+  float32 there); they default to float32.
+* MXNet 1.9.1 cannot compose these operators into Symbols ("Not enough argument to call
+  operator"); here they compose, and their states are listed as auxiliary states.
+"""
+import numpy as np
+
+from ..base import DTypeError, ShapeError
+from .attrs import Bool, Float, Int
+from .registry import OpDef, merge_shape, register_op, zero_gradient
+
+__all__ = []
+
+
+# -------------------------------------------------------------------------------------------------
+# Shared pieces of the rules
+# -------------------------------------------------------------------------------------------------
+
+def _clip(xp, x, bound):
+    """MXNet's ``clip::Map``: into [-bound, bound] when bound >= 0, untouched otherwise."""
+    return xp.clip(x, -bound, bound) if bound is not None and bound >= 0 else x
+
+
+def _rescaled(xp, attrs, grad, clip_key='clip_gradient'):
+    """``clip(rescale_grad * grad)``: the gradient most rules start from."""
+    return _clip(xp, attrs.rescale_grad * grad, attrs[clip_key])
+
+
+def _sign(x):
+    """MXNet's ``(x > 0) - (x < 0)``: 0 at 0 and at NaN (numpy's sign gives NaN there)."""
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+def _first(xp, x, like):
+    """The (1,) array ``x`` in the dtype of ``like``: broadcasts against it, no device sync."""
+    return x.reshape(-1)[:1].astype(like.dtype, copy=False)
+
+
+# -------------------------------------------------------------------------------------------------
+# The rules: (xp, attrs, weight, grad, *inputs) -> (output, *new states)
+# -------------------------------------------------------------------------------------------------
+
+def _sgd(xp, a, w, g):
+    return (1 - a.lr * a.wd) * w - a.lr * _rescaled(xp, a, g),
+
+
+def _sgd_mom(xp, a, w, g, mom):
+    mom = a.momentum * mom - a.lr * a.wd * w - a.lr * _rescaled(xp, a, g)
+    return w + mom, mom
+
+
+def _nag_mom(xp, a, w, g, mom):
+    grad = _rescaled(xp, a, g) + a.wd * w
+    mom = a.momentum * mom - a.lr * grad
+    return w + a.momentum * mom - a.lr * grad, mom
+
+
+def _adam(xp, a, w, g, mean, var):
+    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_gradient)
+    mean = a.beta1 * mean + (1 - a.beta1) * grad
+    var = a.beta2 * var + (1 - a.beta2) * grad * grad
+    return w - a.lr * mean / (xp.sqrt(var) + a.epsilon), mean, var
+
+
+def _adamw(xp, a, w, g, mean, var, rescale_grad):
+    scale = _first(xp, rescale_grad, g)
+    # a non-finite or zero scale (a loss scaler's overflow signal) skips the step
+    ok = xp.isfinite(scale) & (scale != 0)
+    with np.errstate(all='ignore'):
+        grad = _clip(xp, scale * g, a.clip_gradient)
+        new_mean = a.beta1 * mean + (1 - a.beta1) * grad
+        new_var = a.beta2 * var + (1 - a.beta2) * grad * grad
+        out = w - a.eta * (a.lr * new_mean / (xp.sqrt(new_var) + a.epsilon) + a.wd * w)
+    return (xp.where(ok, out, w), xp.where(ok, new_mean, mean), xp.where(ok, new_var, var))
+
+
+def _rmsprop(xp, a, w, g, n):
+    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_gradient)
+    n = (1 - a.gamma1) * grad * grad + a.gamma1 * n
+    return _clip(xp, w - a.lr * grad / xp.sqrt(n + a.epsilon), a.clip_weights), n
+
+
+def _rmspropalex(xp, a, w, g, n, mean, delta):
+    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_gradient)
+    n = (1 - a.gamma1) * grad * grad + a.gamma1 * n
+    mean = (1 - a.gamma1) * grad + a.gamma1 * mean
+    delta = a.gamma2 * delta - a.lr * grad / xp.sqrt(n - mean * mean + a.epsilon)
+    return _clip(xp, w + delta, a.clip_weights), n, mean, delta
+
+
+def _ftrl(xp, a, w, g, z, n):
+    grad = _rescaled(xp, a, g)
+    z = z + grad - (xp.sqrt(n + grad * grad) - xp.sqrt(n)) * w / a.lr
+    n = n + grad * grad
+    out = (_sign(z) * a.lamda1 - z) / ((a.beta + xp.sqrt(n)) / a.lr + a.wd)
+    return xp.where(xp.abs(z) > a.lamda1, out, 0).astype(w.dtype, copy=False), z, n
+
+
+def _ftml(xp, a, w, g, d, v, z):
+    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_grad)
+    v = a.beta2 * v + (1 - a.beta2) * grad * grad
+    d_t = (1 - a.beta1 ** a.t) / a.lr * (xp.sqrt(v / (1 - a.beta2 ** a.t)) + a.epsilon)
+    z = a.beta1 * z + (1 - a.beta1) * grad - (d_t - a.beta1 * d) * w
+    return -z / d_t, d_t, v, z
+
+
+def _signsgd(xp, a, w, g):
+    # MXNet takes the sign of the raw gradient: rescaling and clipping do not change it
+    return (1 - a.lr * a.wd) * w - a.lr * _sign(g),
+
+
+def _signum(xp, a, w, g, mom):
+    # the state holds minus the momentum of the paper, as MXNet's kernel stores it
+    mom = (a.momentum * mom - (1 - a.momentum) * a.wd * w
+           - (1 - a.momentum) * _rescaled(xp, a, g))
+    return (1 - a.lr * a.wd_lh) * w + a.lr * _sign(mom), mom
+
+
+def _lamb_phase1(xp, a, w, g, mean, var):
+    grad = _rescaled(xp, a, g)
+    mean = a.beta1 * mean + (1 - a.beta1) * grad
+    var = a.beta2 * var + (1 - a.beta2) * grad * grad
+    m, v = mean, var
+    if a.bias_correction:
+        m = mean / (1 - a.beta1 ** a.t)
+        v = var / (1 - a.beta2 ** a.t)
+    return m / (xp.sqrt(v) + a.epsilon) + a.wd * w, mean, var
+
+
+def _lamb_phase2(xp, a, w, g, r1, r2):
+    r1 = _first(xp, r1, w)
+    r2 = _first(xp, r2, w)
+    if a.lower_bound >= 0:
+        r1 = xp.maximum(r1, a.lower_bound)
+    if a.upper_bound >= 0:
+        r1 = xp.minimum(r1, a.upper_bound)
+    with np.errstate(all='ignore'):
+        ratio = xp.where((r1 == 0) | (r2 == 0), 1, r1 / r2).astype(w.dtype, copy=False)
+    return w - a.lr * ratio * g,
+
+
+def _adagrad(xp, a, w, g, history):
+    grad = _rescaled(xp, a, g)
+    history = history + grad * grad
+    return w - a.lr * (grad / xp.sqrt(history + a.epsilon) + a.wd * w), history
+
+
+def _group_adagrad(xp, a, w, g, history):
+    grad = _rescaled(xp, a, g)
+    history = history + (grad * grad).mean(axis=1, keepdims=True)
+    return w - a.lr * grad / xp.sqrt(history + a.epsilon), history
+
+
+# -------------------------------------------------------------------------------------------------
+# Building the operators
+# -------------------------------------------------------------------------------------------------
+
+_SCALARS = ('r1', 'r2', 'rescale_grad')      # (1,)-shaped inputs, read only
+
+
+def _make_compute(rule, inputs, states, master, writes_master, out_master_dtype):
+    """``compute`` from a rule: runs it, writes the states (and master copy) back in place."""
+    state_pos = [inputs.index(s) for s in states]
+    master_pos = inputs.index('weight32') if master else None
+
+    def compute(xp, attrs, *arrays):
+        args = list(arrays)
+        weight = arrays[0]
+        if master:
+            w32 = arrays[master_pos]
+            # the rule runs on the master copy, with the gradient in its precision
+            args[0] = w32
+            args[1] = arrays[1].astype(w32.dtype, copy=False)
+            del args[master_pos]
+        result = rule(xp, attrs, *args)
+        out, new_states = result[0], result[1:]
+        for pos, new in zip(state_pos, new_states):
+            arrays[pos][...] = new
+        if master and writes_master:
+            arrays[master_pos][...] = out
+        if master and out_master_dtype:
+            return out.astype(arrays[master_pos].dtype, copy=False)
+        return out.astype(weight.dtype, copy=False)
+    return compute
+
+
+def _make_infer_shape(inputs, history=False):
+    def infer_shape(attrs, *shapes):
+        merged = None
+        for name, shape in zip(inputs, shapes):
+            if name not in _SCALARS and not (history and name == 'history'):
+                merged = merge_shape(merged, shape, f'{name} must have the shape of weight')
+        ins = []
+        for name, shape in zip(inputs, shapes):
+            if name in _SCALARS:
+                if shape is not None and (len(shape) != 1 or shape[0] not in (0, 1)):
+                    raise ShapeError(f'{name} must have shape (1,), got {tuple(shape)}')
+                ins.append((1,))
+            elif history and name == 'history':
+                ins.append(_group_history_shape(merged, shape))
+            else:
+                ins.append(merged)
+        return ins, [merged]
+    return infer_shape
+
+
+def _group_history_shape(weight, history):
+    """Group AdaGrad: one accumulator per row of a 2-d weight, shape (rows, 1)."""
+    if weight is not None and len(weight) != 2:
+        raise ShapeError(f'weight must be 2-d, got {tuple(weight)}')
+    expected = (weight[0], 1) if weight is not None else (0, 1)
+    return merge_shape(expected, history, 'history must have shape (rows of weight, 1)')
+
+
+def _make_infer_type(inputs, master, out_master_dtype):
+    """Plain updates: one dtype for every array. ``mp_`` ones: ``weight`` and ``grad`` share the
+    weight's dtype, the master copy and the states (and LAMB's ``g``) theirs, float32 by default.
+    The (1,) inputs take their own dtype (the weight's, or the master's, when unknown)."""
+    low = (tuple(n for n in ('weight', 'grad') if n in inputs) if master
+           else tuple(n for n in inputs if n not in _SCALARS))
+    high = tuple(n for n in inputs if n not in low and n not in _SCALARS)
+
+    def infer_type(attrs, *dtypes):
+        named = dict(zip(inputs, dtypes))
+        weight = _merge_dtype([named[n] for n in low], ', '.join(low))
+        state = weight
+        if master:
+            state = _merge_dtype([named[n] for n in high], ', '.join(high))
+            state = np.dtype(np.float32) if state is None else state
+        ins = []
+        for name in inputs:
+            if name in _SCALARS:
+                ins.append(named[name] if named[name] is not None else state)
+            else:
+                ins.append(weight if name in low else state)
+        return ins, [state if out_master_dtype else weight]
+    return infer_type
+
+
+def _merge_dtype(dtypes, what):
+    merged = None
+    for d in dtypes:
+        if d is None:
+            continue
+        d = np.dtype(d)
+        if merged is not None and d != merged:
+            raise DTypeError(f'{what} must have the same dtype, got {merged.name} and {d.name}')
+        merged = d
+    return merged
+
+
+def _update_op(name, rule, inputs, states, attrs, doc, *, aliases=(), master=False,
+               writes_master=True, out_master_dtype=False, history=False):
+    """Register the update operator ``name``.
+
+    ``inputs`` are MXNet's input names in order, ``states`` those mutated in place;
+    ``master`` marks an ``mp_`` operator whose ``weight32`` input is the master copy
+    (updated in place unless ``writes_master`` is False).
+    """
+    aux = tuple(states) + (('weight32',) if master and writes_master else ())
+    op = OpDef(name, inputs=inputs, aux=aux, attrs=attrs, aliases=aliases, doc=doc,
+               compute=_make_compute(rule, inputs, states, master, writes_master,
+                                     out_master_dtype),
+               infer_shape=_make_infer_shape(inputs, history),
+               infer_type=_make_infer_type(inputs, master, out_master_dtype),
+               gradient=zero_gradient)
+    return register_op(op)
+
+
+def _common(**extra):
+    """The attributes most updates share (MXNet's order: lr, extras, wd, rescale_grad, clip)."""
+    attrs = dict(lr=Float(doc='learning rate'))
+    attrs.update(extra)
+    attrs.update(wd=Float(0.0, doc='weight decay'), rescale_grad=Float(1.0),
+                 clip_gradient=Float(-1.0, doc='clip into [-c, c] when c >= 0'))
+    return attrs
+
+
+def _lazy(attrs):
+    # lazy_update only matters for row_sparse gradients, which hybridlib does not have
+    return dict(attrs, lazy_update=Bool(True))
+
+
+_MOMENTUM = dict(momentum=Float(0.0))
+_ADAM = dict(beta1=Float(0.9), beta2=Float(0.999), epsilon=Float(1e-8))
+_LAMB1 = dict(beta1=Float(0.9), beta2=Float(0.999), epsilon=Float(1e-6), t=Int(),
+              bias_correction=Bool(True), wd=Float(), rescale_grad=Float(1.0),
+              clip_gradient=Float(-1.0))
+_LAMB2 = dict(lr=Float(), lower_bound=Float(-1.0), upper_bound=Float(-1.0))
+_ADAMW = dict(lr=Float(), beta1=Float(0.9), beta2=Float(0.999), epsilon=Float(1e-8),
+              wd=Float(0.0), eta=Float(), clip_gradient=Float(-1.0))
+_RMS = dict(lr=Float(), gamma1=Float(0.95), epsilon=Float(1e-8), wd=Float(0.0),
+            rescale_grad=Float(1.0), clip_gradient=Float(-1.0), clip_weights=Float(-1.0))
+_RMS_ALEX = dict(lr=Float(), gamma1=Float(0.95), gamma2=Float(0.9), epsilon=Float(1e-8),
+                 wd=Float(0.0), rescale_grad=Float(1.0), clip_gradient=Float(-1.0),
+                 clip_weights=Float(-1.0))
+
+# ---- SGD, NAG ------------------------------------------------------------------------------------
+_update_op('sgd_update', _sgd, ('weight', 'grad'), (), _lazy(_common()), """\
+SGD: ``weight = (1 - lr * wd) * weight - lr * clip(rescale_grad * grad)``.
+
+``weight``, ``grad`` (any shape, same) -> the new weight.""", aliases=('_sparse_sgd_update',))
+
+_update_op('sgd_mom_update', _sgd_mom, ('weight', 'grad', 'mom'), ('mom',),
+           _lazy(_common(**_MOMENTUM)), """\
+SGD with momentum: ``mom = momentum * mom - lr * wd * weight - lr * clip(rescale_grad * grad)``,
+``weight = weight + mom``.
+
+``weight``, ``grad``, ``mom`` (same shape) -> the new weight; ``mom`` is updated in place.""",
+           aliases=('_sparse_sgd_mom_update',))
+
+_update_op('mp_sgd_update', _sgd, ('weight', 'grad', 'weight32'), (), _lazy(_common()), """\
+``sgd_update`` on the float32 master copy ``weight32`` (updated in place) of a float16 weight.
+
+``weight``, ``grad`` (float16), ``weight32`` (float32) -> the new weight (weight's dtype).""",
+           master=True)
+
+_update_op('mp_sgd_mom_update', _sgd_mom, ('weight', 'grad', 'mom', 'weight32'), ('mom',),
+           _lazy(_common(**_MOMENTUM)), """\
+``sgd_mom_update`` on the float32 master copy ``weight32``; ``mom`` and ``weight32`` are updated
+in place. -> the new weight in the weight's dtype.""", master=True)
+
+_update_op('nag_mom_update', _nag_mom, ('weight', 'grad', 'mom'), ('mom',), _common(**_MOMENTUM),
+           """\
+Nesterov momentum: ``grad = clip(rescale_grad * grad) + wd * weight``,
+``mom = momentum * mom - lr * grad``, ``weight = weight + momentum * mom - lr * grad``.
+
+``weight``, ``grad``, ``mom`` (same shape) -> the new weight; ``mom`` is updated in place.""")
+
+_update_op('mp_nag_mom_update', _nag_mom, ('weight', 'grad', 'mom', 'weight32'), ('mom',),
+           _common(**_MOMENTUM), """\
+``nag_mom_update`` on the float32 master copy ``weight32``; ``mom`` and ``weight32`` are updated
+in place. -> the new weight in the weight's dtype.""", master=True)
+
+# ---- Adam, AdamW ---------------------------------------------------------------------------------
+_update_op('adam_update', _adam, ('weight', 'grad', 'mean', 'var'), ('mean', 'var'),
+           _lazy(_common(**_ADAM)), """\
+Adam (without bias correction: the optimizer folds it into ``lr``):
+``g = clip(rescale_grad * grad + wd * weight)``, ``mean = beta1 * mean + (1 - beta1) * g``,
+``var = beta2 * var + (1 - beta2) * g^2``, ``weight -= lr * mean / (sqrt(var) + epsilon)``.
+
+``weight``, ``grad``, ``mean``, ``var`` (same shape) -> the new weight; ``mean`` and ``var`` are
+updated in place.""", aliases=('_sparse_adam_update',))
+
+_update_op('_adamw_update', _adamw, ('weight', 'grad', 'mean', 'var', 'rescale_grad'),
+           ('mean', 'var'), _ADAMW, """\
+AdamW (decoupled weight decay): ``g = clip(rescale_grad * grad)``, ``mean``/``var`` as Adam,
+``weight -= eta * (lr * mean / (sqrt(var) + epsilon) + wd * weight)``. ``rescale_grad`` is a
+(1,) array; when it is 0, inf or NaN nothing changes (the step is skipped).
+
+``weight``, ``grad``, ``mean``, ``var`` (same shape), ``rescale_grad`` (1,) -> the new weight.""")
+
+_update_op('_mp_adamw_update', _adamw,
+           ('weight', 'grad', 'mean', 'var', 'weight32', 'rescale_grad'), ('mean', 'var'),
+           _ADAMW, """\
+``_adamw_update`` on the float32 master copy ``weight32`` (updated in place with ``mean`` and
+``var``). -> the new weight in the weight's dtype.""", master=True)
+
+# ---- RMSProp, Ftrl, FTML, Signum -----------------------------------------------------------------
+_update_op('rmsprop_update', _rmsprop, ('weight', 'grad', 'n'), ('n',), _RMS, """\
+RMSProp (Tieleman & Hinton): ``g = clip(rescale_grad * grad + wd * weight)``,
+``n = (1 - gamma1) * g^2 + gamma1 * n``, ``weight -= lr * g / sqrt(n + epsilon)``, then the
+weight is clipped into ``[-clip_weights, clip_weights]`` when ``clip_weights >= 0``.
+
+``weight``, ``grad``, ``n`` (same shape) -> the new weight; ``n`` is updated in place.""")
+
+_update_op('rmspropalex_update', _rmspropalex, ('weight', 'grad', 'n', 'g', 'delta'),
+           ('n', 'g', 'delta'), _RMS_ALEX, """\
+Centered RMSProp (Graves): ``n`` and ``g`` are running means of ``grad^2`` and ``grad``,
+``delta = gamma2 * delta - lr * grad / sqrt(n - g^2 + epsilon)``, ``weight += delta``.
+
+``weight``, ``grad``, ``n``, ``g``, ``delta`` (same shape) -> the new weight; the three states
+are updated in place.""")
+
+_update_op('ftrl_update', _ftrl, ('weight', 'grad', 'z', 'n'), ('z', 'n'),
+           _common(lamda1=Float(0.01), beta=Float(1.0)), """\
+FTRL-proximal: ``g = clip(rescale_grad * grad)``,
+``z += g - (sqrt(n + g^2) - sqrt(n)) * weight / lr``, ``n += g^2``,
+``weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd)`` where ``|z| > lamda1``,
+else 0.
+
+``weight``, ``grad``, ``z``, ``n`` (same shape) -> the new weight; ``z``, ``n`` in place.""",
+           aliases=('_sparse_ftrl_update',))
+
+_update_op('ftml_update', _ftml, ('weight', 'grad', 'd', 'v', 'z'), ('d', 'v', 'z'),
+           dict(lr=Float(), beta1=Float(0.6), beta2=Float(0.999), epsilon=Float(1e-8), t=Int(),
+                wd=Float(0.0), rescale_grad=Float(1.0), clip_grad=Float(-1.0)), """\
+FTML at step ``t``: ``g = clip(rescale_grad * grad + wd * weight)``,
+``v = beta2 * v + (1 - beta2) * g^2``,
+``d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) + epsilon)``,
+``z = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * weight``, ``weight = -z / d_t``,
+``d = d_t``.
+
+``weight``, ``grad``, ``d``, ``v``, ``z`` (same shape) -> the new weight; states in place.""")
+
+_update_op('signsgd_update', _signsgd, ('weight', 'grad'), (), _common(), """\
+signSGD: ``weight = (1 - lr * wd) * weight - lr * sign(grad)``.
+
+``weight``, ``grad`` (same shape) -> the new weight.""")
+
+_update_op('signum_update', _signum, ('weight', 'grad', 'mom'), ('mom',),
+           dict(_common(**_MOMENTUM), wd_lh=Float(0.0)), """\
+Signum: ``mom = momentum * mom - (1 - momentum) * (wd * weight + clip(rescale_grad * grad))``,
+``weight = (1 - lr * wd_lh) * weight + lr * sign(mom)``.
+
+``weight``, ``grad``, ``mom`` (same shape) -> the new weight; ``mom`` is updated in place.""")
+
+# ---- LAMB ----------------------------------------------------------------------------------------
+_update_op('lamb_update_phase1', _lamb_phase1, ('weight', 'grad', 'mean', 'var'),
+           ('mean', 'var'), _LAMB1, """\
+LAMB, phase 1: ``g = clip(rescale_grad * grad)``, ``mean``/``var`` as Adam (in place), and the
+output ``mean_hat / (sqrt(var_hat) + epsilon) + wd * weight`` with the bias-corrected
+``mean_hat = mean / (1 - beta1^t)``, ``var_hat = var / (1 - beta2^t)`` (or ``mean``, ``var``
+without ``bias_correction``).
+
+``weight``, ``grad``, ``mean``, ``var`` (same shape) -> the step direction ``g``.""")
+
+_update_op('lamb_update_phase2', _lamb_phase2, ('weight', 'g', 'r1', 'r2'), (), _LAMB2, """\
+LAMB, phase 2: ``r1`` (the weight's norm) is bounded to ``[lower_bound, upper_bound]`` (each
+when >= 0); ``weight -= lr * r1 / r2 * g``, or ``lr * g`` when r1 or r2 is 0.
+
+``weight``, ``g`` (same shape), ``r1``, ``r2`` (1,) -> the new weight.""")
+
+_update_op('mp_lamb_update_phase1', _lamb_phase1,
+           ('weight', 'grad', 'mean', 'var', 'weight32'), ('mean', 'var'), _LAMB1, """\
+``lamb_update_phase1`` on the float32 master copy ``weight32`` (read only). -> ``g`` in float32.
+""", master=True, writes_master=False, out_master_dtype=True)
+
+_update_op('mp_lamb_update_phase2', _lamb_phase2, ('weight', 'g', 'r1', 'r2', 'weight32'), (),
+           _LAMB2, """\
+``lamb_update_phase2`` on the float32 master copy ``weight32``, updated in place (MXNet 1.9.1
+leaves it unchanged, a bug). -> the new weight in the weight's dtype.""", master=True)
+
+# ---- AdaGrad -------------------------------------------------------------------------------------
+_update_op('_sparse_adagrad_update', _adagrad, ('weight', 'grad', 'history'), ('history',),
+           dict(lr=Float(), epsilon=Float(1e-7), wd=Float(0.0), rescale_grad=Float(1.0),
+                clip_gradient=Float(-1.0)), """\
+AdaGrad: ``g = clip(rescale_grad * grad)``, ``history += g^2``,
+``weight -= lr * (g / sqrt(history + epsilon) + wd * weight)`` (dense arrays here; MXNet's
+operator takes row_sparse gradients and no ``wd``).
+
+``weight``, ``grad``, ``history`` (same shape) -> the new weight; ``history`` in place.""")
+
+_update_op('_contrib_group_adagrad_update', _group_adagrad, ('weight', 'grad', 'history'),
+           ('history',), dict(lr=Float(), rescale_grad=Float(1.0), clip_gradient=Float(-1.0),
+                              epsilon=Float(1e-5)), """\
+Group AdaGrad: one accumulator per row, ``history += mean(g^2, axis=1, keepdims=True)`` with
+``g = clip(rescale_grad * grad)``, ``weight -= lr * g / sqrt(history + epsilon)``.
+
+``weight``, ``grad`` (rows, cols), ``history`` (rows, 1) -> the new weight; ``history`` in
+place.""", history=True)

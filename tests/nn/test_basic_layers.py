@@ -11,6 +11,7 @@ from hybridlib import autograd, gluon, nd
 from hybridlib.block import UsageError
 from hybridlib.gluon import nn
 from hybrid_check import check_hybrid, data, fresh_names  # noqa: F401 (a fixture)
+from mxnet_layers import case_id, cases, check_against_mxnet
 
 
 def describe(block):
@@ -53,6 +54,37 @@ LAYERS = [
     ('nn.Lambda(lambda x: x)', 'Lambda(<lambda>)', 'lambda0', []),
     ("nn.HybridLambda('tanh')", 'HybridLambda(tanh)', 'hybridlambda0', []),
     ('nn.HybridLambda(lambda F, x: x)', 'HybridLambda(<lambda>)', 'hybridlambda0', []),
+    ('nn.Embedding(10, 4)', 'Embedding(10 -> 4, float32)', 'embedding0',
+     [('embedding0_weight', (10, 4), 'float32', 'write', 'None')]),
+    ("nn.Embedding(10, 4, dtype='float16', weight_initializer='uniform')",
+     'Embedding(10 -> 4, float16)', 'embedding0',
+     [('embedding0_weight', (10, 4), 'float16', 'write', 'uniform')]),
+    ('nn.InstanceNorm()', 'InstanceNorm(eps=1e-05, axis=1, center=True, scale=False, '
+     'in_channels=0)', 'instancenorm0',
+     [('instancenorm0_gamma', (0,), 'float32', 'null', 'ones'),
+      ('instancenorm0_beta', (0,), 'float32', 'write', 'zeros')]),
+    ('nn.InstanceNorm(axis=2, epsilon=1e-3, center=False, scale=True, in_channels=3)',
+     'InstanceNorm(eps=0.001, axis=2, center=False, scale=True, in_channels=3)', 'instancenorm0',
+     [('instancenorm0_gamma', (3,), 'float32', 'write', 'ones'),
+      ('instancenorm0_beta', (3,), 'float32', 'null', 'zeros')]),
+    ('nn.LayerNorm()', 'LayerNorm(eps=1e-05, axis=-1, center=True, scale=True, in_channels=0)',
+     'layernorm0',
+     [('layernorm0_gamma', (0,), 'float32', 'write', 'ones'),
+      ('layernorm0_beta', (0,), 'float32', 'write', 'zeros')]),
+    ("nn.LayerNorm(axis=1, epsilon=1e-3, center=False, scale=False, beta_initializer='ones', "
+     "in_channels=5)", 'LayerNorm(eps=0.001, axis=1, center=False, scale=False, in_channels=5)',
+     'layernorm0',
+     [('layernorm0_gamma', (5,), 'float32', 'null', 'ones'),
+      ('layernorm0_beta', (5,), 'float32', 'null', 'ones')]),
+    # MXNet 1.9.1's GroupNorm has one gamma and beta per group, not per channel
+    ('nn.GroupNorm()', 'GroupNorm(eps=1e-05, num_groups=1, center=True, scale=True)',
+     'groupnorm0',
+     [('groupnorm0_gamma', (1,), 'float32', 'write', 'ones'),
+      ('groupnorm0_beta', (1,), 'float32', 'write', 'zeros')]),
+    ('nn.GroupNorm(num_groups=2, epsilon=1e-3, center=False, scale=True)',
+     'GroupNorm(eps=0.001, num_groups=2, center=False, scale=True)', 'groupnorm0',
+     [('groupnorm0_gamma', (2,), 'float32', 'write', 'ones'),
+      ('groupnorm0_beta', (2,), 'float32', 'null', 'zeros')]),
     ('nn.Sequential()', 'Sequential(\n\n)', 'sequential0', []),
     ('nn.HybridSequential()', 'HybridSequential(\n\n)', 'hybridsequential0', []),
 ]
@@ -75,6 +107,16 @@ SIGNATURES = {
                  "use_global_stats=False, beta_initializer='zeros', gamma_initializer='ones', "
                  "running_mean_initializer='zeros', running_variance_initializer='ones', "
                  "in_channels=0, **kwargs)",
+    'Embedding': "(self, input_dim, output_dim, dtype='float32', weight_initializer=None, "
+                 "sparse_grad=False, **kwargs)",
+    'InstanceNorm': "(self, axis=1, epsilon=1e-05, center=True, scale=False, "
+                    "beta_initializer='zeros', gamma_initializer='ones', in_channels=0, "
+                    "**kwargs)",
+    'LayerNorm': "(self, axis=-1, epsilon=1e-05, center=True, scale=True, "
+                 "beta_initializer='zeros', gamma_initializer='ones', in_channels=0, "
+                 "prefix=None, params=None)",
+    'GroupNorm': "(self, num_groups=1, epsilon=1e-05, center=True, scale=True, "
+                 "beta_initializer='zeros', gamma_initializer='ones', prefix=None, params=None)",
     'Activation': '(self, activation, **kwargs)',
     'Flatten': '(self, **kwargs)',
     'Lambda': '(self, function, prefix=None)',
@@ -284,3 +326,121 @@ def test_sequential_with_plain_blocks_runs_hybrid_children_compiled():
     assert net[0]._active and net[2]._active
     np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-6)
     assert net[0].cached_op is not None
+
+
+# -------------------------------------------------------------------------------------------
+# Embedding, InstanceNorm, LayerNorm, GroupNorm
+# -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('case', cases('nn.Embedding', 'nn.InstanceNorm', 'nn.LayerNorm',
+                                       'nn.GroupNorm'), ids=case_id)
+def test_norm_and_embedding_layers_compute_and_export_as_mxnet(case, tmp_path):
+    check_against_mxnet(case, tmp_path)
+
+
+TOKENS = nd.array([[1, 3, 3, 0], [9, 2, 1, 1]])
+
+
+@pytest.mark.parametrize('train', [False, True])
+@pytest.mark.parametrize('make, x', [
+    (lambda: nn.Embedding(10, 3), TOKENS),
+    (lambda: nn.Embedding(10, 2, dtype='float64'), TOKENS.astype('int32')),
+    (lambda: nn.InstanceNorm(), data(2, 3, 4)),
+    (lambda: nn.InstanceNorm(axis=3, scale=True, center=False, epsilon=1e-3), data(2, 3, 2, 4)),
+    (lambda: nn.LayerNorm(), data(2, 3, 4)),
+    (lambda: nn.LayerNorm(axis=1, center=False), data(2, 3, 4)),
+    (lambda: nn.GroupNorm(), data(2, 3, 4)),
+    (lambda: nn.GroupNorm(num_groups=2, scale=False), data(2, 4, 3, 2)),
+], ids=['embedding', 'embedding_f64_int_ids', 'instancenorm', 'instancenorm_axis3',
+        'layernorm', 'layernorm_axis1', 'groupnorm', 'groupnorm_2'])
+def test_norm_and_embedding_imperative_and_hybridized_agree(make, x, train):
+    check_hybrid(initialized(make()), [x], train=train)
+
+
+def test_embedding_looks_up_rows_and_sums_their_gradients():
+    layer = nn.Embedding(5, 2)
+    layer.initialize()
+    weight = np.arange(10.).reshape(5, 2)
+    layer.weight.set_data(nd.array(weight))
+    ids = nd.array([[4, 0], [4, 7.9]])        # floats truncate; out of range clips (as MXNet)
+    with autograd.record():
+        out = layer(ids)
+    out.backward(nd.array(np.arange(8.).reshape(2, 2, 2)))
+    np.testing.assert_array_equal(out.asnumpy(), weight[[[4, 0], [4, 4]]])
+    np.testing.assert_array_equal(layer.weight.grad().asnumpy(),
+                                  [[2, 3], [0, 0], [0, 0], [0, 0], [0 + 4 + 6, 1 + 5 + 7]])
+
+
+def test_embedding_dtype_and_cast():
+    layer = nn.Embedding(5, 2, dtype='float16')
+    layer.initialize()
+    assert layer(nd.array([1, 2])).dtype == np.float16
+    layer.cast('float64')
+    assert layer(nd.array([1, 2])).dtype == np.float64
+    assert repr(layer) == 'Embedding(5 -> 2, float16)'        # the argument, as MXNet
+
+
+def test_embedding_sparse_grad_keeps_a_dense_gradient_and_says_so():
+    with pytest.warns(UserWarning, match='embedding0 with sparse_grad=True: hybridlib has no '
+                                         'sparse storage'):
+        layer = nn.Embedding(4, 2, sparse_grad=True)
+    layer.initialize()
+    with autograd.record():
+        out = layer(nd.array([1, 1]))
+    out.backward()
+    assert layer.weight.grad().asnumpy().tolist() == [[0, 0], [2, 2], [0, 0], [0, 0]]
+    layer.hybridize()
+    layer(nd.array([1]))
+    assert layer._cached_graph[1].get_internals()['embedding0_fwd_output'].attr(
+        'sparse_grad') == 'True'
+
+
+def test_norm_layers_normalise_as_their_formulas():
+    x = data(2, 4, 3, offset=0.5).asnumpy().astype(np.float64)
+
+    def normalise(v, axes, eps=1e-5):
+        return (v - v.mean(axes, keepdims=True)) / np.sqrt(v.var(axes, keepdims=True) + eps)
+
+    layer = initialized(nn.LayerNorm(axis=1, gamma_initializer=mx.init.Constant(2.0),
+                                     beta_initializer=mx.init.Constant(0.5)))
+    np.testing.assert_allclose(layer(nd.array(x)).asnumpy(), normalise(x, 1) * 2 + 0.5,
+                               rtol=1e-5, atol=1e-6)
+    layer = initialized(nn.InstanceNorm(axis=2, epsilon=1e-3))
+    np.testing.assert_allclose(layer(nd.array(x)).asnumpy(), normalise(x, 1, 1e-3),
+                               rtol=1e-5, atol=1e-6)
+    assert layer.gamma.shape == (3,)
+    layer = initialized(nn.GroupNorm(num_groups=2))
+    layer.gamma.set_data(nd.array([1.5, -1]))
+    grouped = normalise(x.reshape(2, 2, 6), 2).reshape(2, 2, 2, 3) * np.array([1.5, -1]).reshape(
+        1, 2, 1, 1)
+    np.testing.assert_allclose(layer(nd.array(x)).asnumpy(), grouped.reshape(2, 4, 3),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_layernorm_instancenorm_infer_in_channels_and_repr_follows():
+    layer = initialized(nn.LayerNorm())
+    layer(data(2, 5))
+    assert repr(layer) == 'LayerNorm(eps=1e-05, axis=-1, center=True, scale=True, in_channels=5)'
+    layer = initialized(nn.InstanceNorm(axis=-1))
+    layer(data(2, 3, 4))
+    assert layer.gamma.shape == (4,) and layer.beta.shape == (4,)
+
+
+def test_norm_layers_refuse_wrong_shapes():
+    with pytest.raises(mx.MXNetError, match='4 channels are not divisible by num_groups=3'):
+        initialized(nn.GroupNorm(num_groups=3))(nd.ones((2, 4, 3)))
+    with pytest.raises(mx.MXNetError, match=r'gamma: expected \(4,\), got \(3,\)'):
+        initialized(nn.LayerNorm(in_channels=3))(nd.ones((2, 4)))
+    with pytest.raises(mx.MXNetError, match='InstanceNorm needs data of rank >= 3'):
+        initialized(nn.InstanceNorm())(nd.ones((2, 4)))
+
+
+def test_embed_text_reference_model_gives_mxnet_outputs():
+    """tests/data/reference's embed_text (Embedding -> Dense -> mean -> Dense), built by the
+    manifest's code and loaded from MXNet's parameter file."""
+    from test_reference_export import CASES, _build, _io, _load
+    case = CASES['embed_text']
+    io = _io(case)
+    net = _load(_build(case), case)
+    np.testing.assert_allclose(net(nd.array(io['input0'])).asnumpy(), io['out0'],
+                               rtol=case['rtol'], atol=case['atol'])

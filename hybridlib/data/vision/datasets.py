@@ -1,2 +1,339 @@
-"""(being written)"""
-__all__ = []
+"""Vision datasets (``gluon.data.vision.datasets``): MNIST, FashionMNIST, CIFAR10, CIFAR100 read
+from their standard files, and images in RecordIO files or in class folders.
+
+hybridlib does not download: the files must be in ``root`` (a missing one raises an error that
+names the files and the folder). Images are NDArrays ``(H, W, C)`` of uint8, as MXNet returns
+them; labels are numpy int32 values. Decoding JPEG/PNG images (ImageRecordDataset,
+ImageFolderDataset) needs Pillow, as MXNet needs OpenCV.
+"""
+import gzip
+import os
+import struct
+import tarfile
+import warnings
+
+import numpy as np
+
+from ... import ndarray as nd
+from ... import recordio
+from ...base import NotSupportedError
+from .. import dataset
+
+__all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100', 'ImageRecordDataset',
+           'ImageFolderDataset']
+
+
+def _data_dir():
+    """MXNet's data folder: $MXNET_HOME, or ~/.mxnet."""
+    return os.getenv('MXNET_HOME', os.path.join(os.path.expanduser('~'), '.mxnet'))
+
+
+def _missing(dataset_name, root, names, source):
+    return FileNotFoundError(
+        f'{dataset_name}: {", ".join(names)} not found in {root}. hybridlib does not download '
+        f'data sets: put these files (from {source}) in that folder, or pass the folder that '
+        'holds them as root.')
+
+
+def _idx_files(*sha1s):
+    """(file name, MXNet's sha1 of the real file) of the four gzipped IDX files of MNIST (and
+    Fashion-MNIST): train images, train labels, test images, test labels."""
+    names = ('train-images-idx3-ubyte.gz', 'train-labels-idx1-ubyte.gz',
+             't10k-images-idx3-ubyte.gz', 't10k-labels-idx1-ubyte.gz')
+    return tuple(zip(names, sha1s))
+
+
+class MNIST(dataset._DownloadedDataset):
+    """The MNIST handwritten digits, from the gzipped IDX files of
+    http://yann.lecun.com/exdb/mnist in ``root``.
+
+    Each sample is ``(image, label)``: an NDArray (28, 28, 1) of uint8 and a numpy int32.
+
+    Parameters
+    ----------
+    root : str, default $MXNET_HOME/datasets/mnist
+        The folder with train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
+        t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz.
+    train : bool, default True
+        The training set (else the test set).
+    transform : callable, default None
+        Called as ``transform(data, label)`` on each sample, e.g.
+        ``lambda data, label: (data.astype(np.float32) / 255, label)``.
+    """
+    _source = 'http://yann.lecun.com/exdb/mnist'
+    _namespace = 'mnist'
+    _train_data, _train_label, _test_data, _test_label = _idx_files(
+        '6c95f4b05d2bf285e1bfb0e7960c31bd3b3f8a7d', '2a80914081dc54586dbdf242f9805a6b8d2a15fc',
+        'c3a25af1f52dad7f726cce8cacb138654b760d48', '763e7fa3757d93b0cdec073cef058b2004252c17')
+
+    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'mnist'),
+                 train=True, transform=None):
+        self._train = train
+        super().__init__(root, transform)
+
+    def _get_data(self):
+        if self._train:
+            data, label = self._train_data, self._train_label
+        else:
+            data, label = self._test_data, self._test_label
+        paths = [os.path.join(self._root, name) for name, _ in (data, label)]
+        missing = [os.path.basename(p) for p in paths if not os.path.exists(p)]
+        if missing:
+            raise _missing(type(self).__name__, self._root, missing, self._source)
+        data_file, label_file = paths
+        with gzip.open(label_file, 'rb') as fin:
+            struct.unpack('>II', fin.read(8))
+            label = np.frombuffer(fin.read(), dtype=np.uint8).astype(np.int32)
+        with gzip.open(data_file, 'rb') as fin:
+            # MXNet assumes 28 x 28; the IDX header says it
+            _, _, rows, cols = struct.unpack('>IIII', fin.read(16))
+            data = np.frombuffer(fin.read(), dtype=np.uint8)
+            data = data.reshape(len(label), rows, cols, 1)
+        self._data = nd.array(data, dtype=data.dtype)
+        self._label = label
+
+
+class FashionMNIST(MNIST):
+    """Zalando's Fashion-MNIST (https://github.com/zalandoresearch/fashion-mnist), a drop-in
+    replacement of MNIST with the same files and samples.
+
+    Parameters
+    ----------
+    root : str, default $MXNET_HOME/datasets/fashion-mnist
+        The folder with the four gzipped IDX files (named as MNIST's).
+    train : bool, default True
+        The training set (else the test set).
+    transform : callable, default None
+        Called as ``transform(data, label)`` on each sample.
+    """
+    _source = 'https://github.com/zalandoresearch/fashion-mnist'
+    _namespace = 'fashion-mnist'
+    _train_data, _train_label, _test_data, _test_label = _idx_files(
+        '0cf37b0d40ed5169c6b3aba31069a9770ac9043d', '236021d52f1e40852b06a4c3008d8de8aef1e40b',
+        '626ed6a7c06dd17c0eec72fa3be1740f146a2863', '17f9ab60e7257a1620f4ad76bbbaf857c3920701')
+
+    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'fashion-mnist'),
+                 train=True, transform=None):
+        super().__init__(root, train, transform)
+
+
+def _extract(archive, root):
+    """Extract the regular files of a tar archive into root (no links, nothing outside)."""
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
+        base = os.path.realpath(root)
+        for m in members:
+            target = os.path.realpath(os.path.join(root, m.name))
+            if os.path.commonpath([base, target]) != base:
+                raise ValueError(f'{archive}: member {m.name!r} would be written outside {root}')
+        tar.extractall(root, members=members)
+
+
+class CIFAR10(dataset._DownloadedDataset):
+    """CIFAR-10 (https://www.cs.toronto.edu/~kriz/cifar.html), from the binary version's
+    ``data_batch_1.bin`` .. ``data_batch_5.bin`` and ``test_batch.bin`` (each record: a label
+    byte, then 3072 bytes of the image as 3 x 32 x 32).
+
+    The files are looked for in ``root``, then in ``root/cifar-10-batches-bin`` (the layout of
+    the original archive); ``cifar-10-binary.tar.gz`` in ``root`` is extracted if they are in
+    neither. Each sample is an NDArray (32, 32, 3) of uint8 and a numpy int32 label.
+
+    Parameters
+    ----------
+    root : str, default $MXNET_HOME/datasets/cifar10
+        The folder with the files.
+    train : bool, default True
+        The training set (else the test set).
+    transform : callable, default None
+        Called as ``transform(data, label)`` on each sample.
+    """
+    _archive_folder = 'cifar-10-batches-bin'
+    _namespace = 'cifar10'
+    _archive_file = ('cifar-10-binary.tar.gz', 'fab780a1e191a7eda0f345501ccd62d20f7ed891')
+    _train_data = [('data_batch_1.bin', 'aadd24acce27caa71bf4b10992e9e7b2d74c2540'),
+                   ('data_batch_2.bin', 'c0ba65cce70568cd57b4e03e9ac8d2a5367c1795'),
+                   ('data_batch_3.bin', '1dd00a74ab1d17a6e7d73e185b69dbf31242f295'),
+                   ('data_batch_4.bin', 'aab85764eb3584312d3c7f65fd2fd016e36a258e'),
+                   ('data_batch_5.bin', '26e2849e66a845b7f1e4614ae70f4889ae604628')]
+    _test_data = [('test_batch.bin', '67eb016db431130d61cd03c7ad570b013799c88c')]
+
+    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'cifar10'),
+                 train=True, transform=None):
+        self._train = train
+        super().__init__(root, transform)
+
+    def _read_batch(self, filename):
+        with open(filename, 'rb') as fin:
+            data = np.frombuffer(fin.read(), dtype=np.uint8).reshape(-1, 3072 + 1)
+        return data[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), \
+            data[:, 0].astype(np.int32)
+
+    def _find_folder(self, names):
+        """The folder that holds all ``names``, or None."""
+        for folder in (self._root, os.path.join(self._root, self._archive_folder)):
+            if all(os.path.exists(os.path.join(folder, n)) for n in names):
+                return folder
+        return None
+
+    def _get_data(self):
+        names = [name for name, _ in (self._train_data if self._train else self._test_data)]
+        folder = self._find_folder(names)
+        archive = os.path.join(self._root, self._archive_file[0])
+        if folder is None and os.path.exists(archive):
+            _extract(archive, self._root)
+            folder = self._find_folder(names)
+        if folder is None:
+            raise _missing(type(self).__name__, self._root, names + [
+                f'(or {self._archive_file[0]})'], 'https://www.cs.toronto.edu/~kriz/cifar.html')
+        data, label = zip(*(self._read_batch(os.path.join(folder, name)) for name in names))
+        data = np.concatenate(data)
+        label = np.concatenate(label)
+        self._data = nd.array(data, dtype=data.dtype)
+        self._label = label
+
+
+class CIFAR100(CIFAR10):
+    """CIFAR-100, from the binary version's ``train.bin`` and ``test.bin`` (each record: the
+    coarse label byte, the fine label byte, then the 3 x 32 x 32 image), in ``root`` or
+    ``root/cifar-100-binary``, or extracted from ``cifar-100-binary.tar.gz``.
+
+    Parameters
+    ----------
+    root : str, default $MXNET_HOME/datasets/cifar100
+        The folder with the files.
+    fine_label : bool, default False
+        The 100 fine classes (else the 20 coarse super-classes).
+    train : bool, default True
+        The training set (else the test set).
+    transform : callable, default None
+        Called as ``transform(data, label)`` on each sample.
+    """
+    _archive_folder = 'cifar-100-binary'
+    _namespace = 'cifar100'
+    _archive_file = ('cifar-100-binary.tar.gz', 'a0bb982c76b83111308126cc779a992fa506b90b')
+    _train_data = [('train.bin', 'e207cd2e05b73b1393c74c7f5e7bea451d63e08e')]
+    _test_data = [('test.bin', '8fb6623e830365ff53cf14adec797474f5478006')]
+
+    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'cifar100'),
+                 fine_label=False, train=True, transform=None):
+        self._fine_label = fine_label
+        super().__init__(root, train, transform)
+
+    def _read_batch(self, filename):
+        with open(filename, 'rb') as fin:
+            data = np.frombuffer(fin.read(), dtype=np.uint8).reshape(-1, 3072 + 2)
+        return data[:, 2:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), \
+            data[:, 0 + self._fine_label].astype(np.int32)
+
+
+def _decode(data, flag, what):
+    """An encoded image (JPEG, PNG, ...) as an NDArray (H, W, 3) RGB, or (H, W, 1) grey for
+    ``flag=0`` (MXNet's ``image.imdecode``). Needs Pillow."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise NotSupportedError(f'{what} needs an image decoder to read {what.split(".")[0]}'
+                                "'s images (MXNet uses OpenCV): install Pillow "
+                                '(pip install pillow)') from None
+    import io
+    with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as img:
+        array = np.asarray(img.convert('RGB' if flag else 'L'))
+    if not flag:
+        array = array[:, :, None]
+    return nd.array(array, dtype=np.uint8)
+
+
+class ImageRecordDataset(dataset.RecordFileDataset):
+    """Images and labels from a RecordIO file (as written by MXNet's im2rec: each record is
+    ``recordio.pack(header, encoded image)``).
+
+    Each sample is ``(image, label)``: the decoded image, an NDArray (H, W, 3) (or (H, W, 1)
+    with ``flag=0``) of uint8, and ``header.label``. Decoding needs Pillow.
+
+    Parameters
+    ----------
+    filename : str
+        Path to the ``.rec`` file (the ``.idx`` file is beside it).
+    flag : {0, 1}, default 1
+        0: convert images to greyscale; 1: to colour (RGB).
+    transform : callable, default None
+        Called as ``transform(data, label)`` on each sample.
+    """
+
+    def __init__(self, filename, flag=1, transform=None):
+        super().__init__(filename)
+        self._flag = flag
+        self._transform = transform
+
+    def __getitem__(self, idx):
+        record = super().__getitem__(idx)
+        header, img = recordio.unpack(record)
+        img = _decode(img, self._flag, 'ImageRecordDataset.__getitem__')
+        if self._transform is not None:
+            return self._transform(img, header.label)
+        return img, header.label
+
+
+class ImageFolderDataset(dataset.Dataset):
+    """Images stored in one folder per class::
+
+        root/car/0001.jpg
+        root/car/xxxa.jpg
+        root/bus/123.png
+
+    Classes are the sorted folder names; their labels are their positions. Files other than
+    .jpg, .jpeg and .png are skipped with a warning. Each sample is ``(image, label)``, the
+    image an NDArray (H, W, 3) (or (H, W, 1) with ``flag=0``) of uint8. Decoding needs Pillow.
+
+    Parameters
+    ----------
+    root : str
+        Path to the root folder.
+    flag : {0, 1}, default 1
+        0: convert images to greyscale; 1: to colour (RGB).
+    transform : callable, default None
+        Called as ``transform(data, label)`` on each sample.
+
+    Attributes
+    ----------
+    synsets : list
+        The class names: ``synsets[i]`` is the name of label ``i``.
+    items : list of tuples
+        Every image as ``(filename, label)``.
+    """
+
+    def __init__(self, root, flag=1, transform=None):
+        self._root = os.path.expanduser(root)
+        self._flag = flag
+        self._transform = transform
+        self._exts = ['.jpg', '.jpeg', '.png']
+        self._list_images(self._root)
+
+    def _list_images(self, root):
+        self.synsets = []
+        self.items = []
+        for folder in sorted(os.listdir(root)):
+            path = os.path.join(root, folder)
+            if not os.path.isdir(path):
+                warnings.warn('Ignoring %s, which is not a directory.' % path, stacklevel=3)
+                continue
+            label = len(self.synsets)
+            self.synsets.append(folder)
+            for filename in sorted(os.listdir(path)):
+                filename = os.path.join(path, filename)
+                ext = os.path.splitext(filename)[1]
+                if ext.lower() not in self._exts:
+                    warnings.warn('Ignoring %s of type %s. Only support %s' % (
+                        filename, ext, ', '.join(self._exts)))
+                    continue
+                self.items.append((filename, label))
+
+    def __getitem__(self, idx):
+        filename, label = self.items[idx]
+        img = _decode(filename, self._flag, 'ImageFolderDataset.__getitem__')
+        if self._transform is not None:
+            return self._transform(img, label)
+        return img, label
+
+    def __len__(self):
+        return len(self.items)
