@@ -15,7 +15,7 @@ from . import initializer, initializer as init
 from . import parameter, block, cached_op, nn
 from . import optimizer, lr_scheduler, metric, kvstore, recordio
 from . import kvstore as kv
-from . import gluon
+from . import gluon, contrib
 
 __version__ = '0.1.0'
 
@@ -23,4 +23,4 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'nd', 'ndarray', 'sym', 'symbol', 'autograd', 'random', 'context', 'base', 'name',
            'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
            'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
-           'kvstore', 'kv', 'recordio']
+           'kvstore', 'kv', 'recordio', 'contrib']

@@ -443,7 +443,13 @@ class Block:
             return
         everything = list(self.collect_params().values())
         dtypes = [p.dtype for p in everything]
-        if not any('.' in key for key in loaded):
+        if loaded and all(key.startswith(('arg:', 'aux:')) for key in loaded):
+            # a file written by export(): full names behind arg:/aux: (MXNet 1.9.1 fails here,
+            # prefixing the names twice; no file MXNet accepts looks like this)
+            del loaded
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra,
+                                       cast_dtype=cast_dtype, dtype_source=dtype_source)
+        elif not any('.' in key for key in loaded):
             # a file saved by ParameterDict.save / save_params: full names
             del loaded
             self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,

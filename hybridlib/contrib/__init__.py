@@ -1,4 +1,12 @@
-"""Gluon's contrib namespace (``gluon.contrib``)."""
-from . import nn
+"""Contrib namespaces: Gluon's (``gluon.contrib.nn``) and MXNet's top-level ``mx.contrib``
+(``mx.contrib.ndarray`` and ``mx.contrib.symbol`` are ``nd.contrib`` and ``sym.contrib``)."""
+import sys
 
-__all__ = ['nn']
+from . import nn
+from ..ndarray import contrib as ndarray
+from ..symbol import contrib as symbol
+
+sys.modules[__name__ + '.ndarray'] = ndarray
+sys.modules[__name__ + '.symbol'] = symbol
+
+__all__ = ['nn', 'ndarray', 'symbol']

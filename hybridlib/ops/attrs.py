@@ -28,7 +28,8 @@ def format_value(value):
     if isinstance(value, str):
         return value
     if isinstance(value, (list, tuple)):
-        return str(tuple(format_scalar(v) for v in value))
+        kind = list if isinstance(value, list) else tuple     # MXNet writes str(value)
+        return str(kind(format_scalar(v) for v in value))
     if isinstance(value, np.dtype) or isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
     return str(format_scalar(value))

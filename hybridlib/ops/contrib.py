@@ -100,6 +100,8 @@ def _greedy_nms(xp, alive, suppresses):
     """
     alive = alive.copy()
     for r in range(alive.shape[1] - 1):
+        if not bool(alive[:, r].any()):       # a suppressed rank suppresses nothing
+            continue
         hit = suppresses(r, r + 1) & alive[:, r:r + 1]
         alive[:, r + 1:] &= ~hit
     return alive
