@@ -613,6 +613,43 @@ class Adam(Optimizer):
 
 
 @register
+class AdamW(Optimizer):
+    """Adam with decoupled weight decay (Loshchilov & Hutter), through the fused
+    ``_adamw_update`` (MXNet 1.9.1 has that operator but no optimizer class for it)::
+
+        g = clip(rescale_grad * grad)                  (no wd in the gradient)
+        m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g^2
+        weight -= lr * (c * m / (sqrt(v) + epsilon) + wd * weight)
+
+    ``c = sqrt(1 - beta2^t) / (1 - beta1^t)`` (Adam's bias correction; 1 with
+    ``correct_bias=False``). The decay is scaled by the learning rate, as in PyTorch's AdamW.
+    Registered as ``'adamw'``.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 correct_bias=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.correct_bias = correct_bias
+
+    def create_state(self, index, weight):
+        return _zeros(weight, 2, weight.dtype)      # mean, variance
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._count_and_rates(index)
+        t = self._index_update_count[index]
+        correction = math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t) \
+            if self.correct_bias else 1.0
+        rescale = nd.full((1,), self.rescale_grad, ctx=weight.context, dtype=weight.dtype)
+        clip = self.clip_gradient if self.clip_gradient else -1.0
+        nd._internal._adamw_update(weight, grad, *state, rescale, out=weight, lr=correction,
+                                   eta=lr, wd=wd, beta1=self.beta1, beta2=self.beta2,
+                                   epsilon=self.epsilon, clip_gradient=clip)
+
+
+@register
 class AdaGrad(Optimizer):
     """AdaGrad (the fused ``_sparse_adagrad_update``)::
 

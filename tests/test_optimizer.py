@@ -508,3 +508,25 @@ def test_aggregated_updates_group_by_dtype():
     assert calls == [4, 1, 1]
     for w in weights:
         np.testing.assert_allclose(w.asnumpy(), [-0.1, -0.1])
+
+
+def test_adamw_decouples_weight_decay_as_pytorch():
+    """AdamW (not a class in MXNet 1.9.1): PyTorch's update rule, steps checked in float64."""
+    import hybridlib as mx
+    rng = np.random.default_rng(5)
+    w0 = rng.normal(size=(3, 4))
+    grads = [rng.normal(size=(3, 4)) for _ in range(3)]
+    opt = mx.optimizer.create('adamw', learning_rate=0.01, wd=0.1, beta1=0.8, beta2=0.9,
+                              epsilon=1e-6, rescale_grad=0.5)
+    weight = mx.nd.array(w0, dtype='float64')
+    state = opt.create_state(0, weight)
+    w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
+    for t, g in enumerate(grads, 1):
+        opt.update(0, weight, mx.nd.array(g, dtype='float64'), state)
+        g = g * 0.5
+        m = 0.8 * m + 0.2 * g
+        v = 0.9 * v + 0.1 * g * g
+        m_hat, v_hat = m / (1 - 0.8 ** t), v / (1 - 0.9 ** t)
+        # the correction folded into the step scales epsilon by 1/sqrt(1 - beta2^t), as Adam
+        w = w - 0.01 * 0.1 * w - 0.01 * m_hat / (np.sqrt(v_hat) + 1e-6 / np.sqrt(1 - 0.9 ** t))
+        np.testing.assert_allclose(weight.asnumpy(), w, rtol=1e-10, atol=1e-12)

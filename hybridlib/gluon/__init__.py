@@ -2,7 +2,7 @@
 from .. import nn, rnn, loss, data, model_zoo, utils, contrib
 from ..block import Block, HybridBlock, SymbolBlock
 from ..parameter import Parameter, Constant, ParameterDict, DeferredInitializationError
-from ..trainer import *      # noqa: F401,F403  (Trainer)
+from ..trainer import Trainer
 
 __all__ = ['nn', 'rnn', 'loss', 'data', 'model_zoo', 'utils', 'contrib', 'Block',
            'HybridBlock', 'SymbolBlock', 'Parameter', 'Constant', 'ParameterDict',
