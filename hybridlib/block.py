@@ -36,6 +36,7 @@ from . import name as _name
 from .base import MXNetAssertionError, MXNetError
 from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
+from . import parameter as parameter_module
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .symbol import Symbol, infer_graph, topo_nodes
 
@@ -640,8 +641,15 @@ def _annotate(exc):
 
 
 class _Trace:
-    """One traced graph and its CachedOp, with how to feed it."""
-    __slots__ = ('inputs', 'output', 'out_format', 'shape_dependent', 'cached_op', 'feed')
+    """One traced graph and its CachedOp, with how to feed it.
+
+    ``feed`` says, per CachedOp input, where its array comes from: ('data', index into the
+    flat arguments) or ('param', Parameter). ``signature`` is what a call of plain NDArray
+    arguments must match to reuse this trace without the general lookup, and ``bound`` keeps
+    the parameters' arrays between calls while no Parameter's arrays are replaced.
+    """
+    __slots__ = ('inputs', 'output', 'out_format', 'shape_dependent', 'cached_op', 'feed',
+                 'signature', 'bound')
 
     def __init__(self, inputs, output, out_format, shape_dependent):
         self.inputs = inputs
@@ -650,6 +658,47 @@ class _Trace:
         self.shape_dependent = shape_dependent
         self.cached_op = None
         self.feed = None
+        self.signature = None
+        self.bound = None
+
+    def remember_call(self, args):
+        """Let later calls with arguments like ``args`` (plain NDArrays) take ``matches``."""
+        if all(type(a) is NDArray for a in args):
+            shapes = tuple(a.shape for a in args) if self.shape_dependent else None
+            self.signature = (tuple(a._data.dtype for a in args), args[0]._ctx,
+                              autograd.is_training(), shapes)
+
+    def matches(self, args):
+        """Whether plain NDArray ``args`` would get this trace from the general lookup."""
+        if self.signature is None:
+            return False
+        dtypes, ctx, training, shapes = self.signature
+        if len(args) != len(dtypes) or autograd.is_training() != training:
+            return False
+        for a, dtype in zip(args, dtypes):
+            if type(a) is not NDArray or a._data.dtype != dtype or \
+                    a._ctx is not ctx and a._ctx != ctx:
+                return False
+        return shapes is None or shapes == tuple(a._data.shape for a in args)
+
+    def arrays(self, flat, ctx):
+        """The CachedOp's inputs: the flat arguments and the parameters' arrays on ``ctx``."""
+        bound = self.bound
+        if bound is None or bound[0] != parameter_module._generation or \
+                bound[1] is not ctx and bound[1] != ctx:
+            arrays = [None if kind == 'data' else item.data(ctx) for kind, item in self.feed]
+            slots = [(pos, item) for pos, (kind, item) in enumerate(self.feed) if kind == 'data']
+            bound = self.bound = (parameter_module._generation, ctx, arrays, slots)
+        arrays = list(bound[2])
+        for pos, index in bound[3]:
+            arrays[pos] = flat[index]
+        return arrays
+
+    def run(self, flat, ctx):
+        outs = self.cached_op.run(self.arrays(flat, ctx), ctx)
+        if self.out_format == 0:
+            return outs[0]
+        return _regroup(outs, self.out_format)[0]
 
 
 # -------------------------------------------------------------------------------------------------
@@ -837,6 +886,9 @@ class HybridBlock(Block):
     # -- calling ------------------------------------------------------------------------------
     def forward(self, x, *args):
         """Dispatch on the inputs: NDArrays run (compiled when hybridized), Symbols compose."""
+        last = self._last_call
+        if last is not None and self._active and last.matches((x,) + args):
+            return last.run((x,) + args, x._ctx)    # called as last time: the hot path
         flat = [a for a in _flatten([x] + list(args), 'input')[0] if a is not None]
         has_symbol = any(isinstance(a, Symbol) for a in flat)
         has_ndarray = any(isinstance(a, NDArray) for a in flat)
@@ -876,12 +928,12 @@ class HybridBlock(Block):
         if trace.cached_op is None:
             self._finish_deferred(trace, arrays)
             self._build_cached_op(trace)
-        self._cached_graph = (trace.inputs, trace.output)
-        self._last_call = trace
-        ctx = arrays[0].context
-        feed = [arrays[item] if kind == 'data' else item.data(ctx) for kind, item in trace.feed]
-        outs = trace.cached_op(*feed)
-        return _regroup(outs, trace.out_format)[0]
+        # plain attributes: Block.__setattr__ registers children and is too slow per call
+        object.__setattr__(self, '_cached_graph', (trace.inputs, trace.output))
+        object.__setattr__(self, '_last_call', trace)
+        if trace.signature is None:
+            trace.remember_call(args)
+        return trace.run(arrays, arrays[0].context)
 
     def _build_cached_op(self, trace):
         params = self._graph_params(trace)
@@ -1042,6 +1094,9 @@ class SymbolBlock(HybridBlock):
         return _Trace(self._graph_inputs, self._graph, self._graph_out_format, False)
 
     def forward(self, x, *args):
+        last = self._last_call
+        if last is not None and last.matches((x,) + args):
+            return last.run((x,) + args, x._ctx)    # called as last time: the hot path
         if isinstance(x, NDArray):
             with x.context:
                 return self._call_cached_op(x, *args)

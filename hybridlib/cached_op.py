@@ -30,7 +30,7 @@ from .base import MXNetError, NotSupportedError
 from .executor import gradient_graph, run_graph
 from .ndarray import NDArray
 from .ops.registry import OpDef, Params
-from .planner import plan_buffers
+from .planner import plan_buffers, writes_into
 from .symbol import infer_graph, topo_nodes
 
 __all__ = ['CachedOp', 'Plan', 'VALID_FLAGS']
@@ -111,8 +111,10 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     for entry in args:
         local[entry] = namer.name(_entry_name(entry))
         params.append(local[entry])
-    assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes) if static_alloc else \
-        ({}, [], {})
+    kernels = _kernels(nodes, shapes, dtypes, is_train, xp)
+    assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes,
+                                      lambda n: n in kernels or writes_into(n)) \
+        if static_alloc else ({}, [], {})
     buffer_names = []
     for shape, dtype in buffers:
         name = namer.name('_buf')
@@ -125,19 +127,30 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     keep = set(outputs)
     body = []
     for i, node in enumerate(nodes):
-        attrs = namer.name(f'attrs_{node.name}')
-        out_shapes = [shapes.get((node, k)) for k in range(node.num_outputs)]
-        g[attrs] = _resolved_params(node, out_shapes)
         ins = ', '.join(local[e] for e in node.inputs)
         buffer = assign.get((node, 0))
-        if buffer is not None:
-            fn = src.op_function(node.op, into=True)
-            call = f'{fn}(xp, {attrs}, {buffer_names[buffer]}{", " + ins if ins else ""})'
+        if node in kernels:
+            fn = namer.name(f'kernel_{node.name}')
+            g[fn] = kernels[node]
+            if buffer is not None:
+                target = buffer_names[buffer]
+            else:       # a fresh array each call, as compute would return
+                alloc = namer.name(f'shape_{node.name}')
+                g[alloc] = (shapes[(node, 0)], dtypes[(node, 0)])
+                target = f'xp.empty(*{alloc})'
+            call = f'{fn}({target}{", " + ins if ins else ""})'
         else:
-            fn = src.op_function(node.op)
-            call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
-            mode = 'is_train' if is_train is None else is_train
-            call += f', is_train={mode})' if node.op.train_aware else ')'
+            attrs = namer.name(f'attrs_{node.name}')
+            out_shapes = [shapes.get((node, k)) for k in range(node.num_outputs)]
+            g[attrs] = _resolved_params(node, out_shapes)
+            if buffer is not None:
+                fn = src.op_function(node.op, into=True)
+                call = f'{fn}(xp, {attrs}, {buffer_names[buffer]}{", " + ins if ins else ""})'
+            else:
+                fn = src.op_function(node.op)
+                call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
+                mode = 'is_train' if is_train is None else is_train
+                call += f', is_train={mode})' if node.op.train_aware else ')'
         if hooks == 'all':
             labels = node.op.list_inputs(node.params)
             for label, e in zip(labels, node.inputs):
@@ -167,6 +180,24 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
         params.append('is_train')
     source = f'def {fn_name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     return source, g
+
+
+def _kernels(nodes, shapes, dtypes, is_train, xp):
+    """{node: its operator's kernel} for the nodes whose inputs and output 0 are known."""
+    kernels = {}
+    for node in nodes:
+        if node.op.kernel is None or node.op.random:
+            continue
+        in_shapes = [shapes.get(e) for e in node.inputs]
+        in_dtypes = [dtypes.get(e) for e in node.inputs]
+        out = shapes.get((node, 0))
+        if out is None or 0 in out or dtypes.get((node, 0)) is None or \
+                any(s is None or 0 in s for s in in_shapes) or None in in_dtypes:
+            continue
+        fn = node.op.kernel(xp, node.params, in_shapes, in_dtypes, is_train)
+        if fn is not None:
+            kernels[node] = fn
+    return kernels
 
 
 def _entry_name(entry):
@@ -270,6 +301,7 @@ class CachedOp:
         aux = {id(e[0]) for n in nodes for e in n.aux_inputs()}
         self._differentiable = [id(n) not in aux for n in self._input_nodes]
         self._plans = {}
+        self._last_key = None
         self._last_plan = None
         self._hook = None
 
@@ -285,11 +317,13 @@ class CachedOp:
         self._hook = callback
         self._hook_mode = 'all' if monitor_all else 'outputs'
         self._plans.clear()
+        self._last_key = self._last_plan = None
 
     def _plan(self, arrays, is_train, grad_mask):
-        ctx = arrays[0]._ctx if arrays else None
-        key = (tuple(a.shape for a in arrays), tuple(a._data.dtype for a in arrays), ctx,
+        key = (tuple([a._data.shape for a in arrays]), tuple([a._data.dtype for a in arrays]),
                is_train, grad_mask)
+        if key == self._last_key:
+            return self._last_plan
         plan = self._plans.pop(key, None)
         if plan is not None:
             self._plans[key] = plan             # most recently used last
@@ -297,10 +331,11 @@ class CachedOp:
             if len(self._plans) >= MAX_PLANS:   # many input shapes: forget the oldest plan
                 old = self._plans.pop(next(iter(self._plans)))
                 linecache.cache.pop(old.filename, None)
-            plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx, is_train,
-                        grad_mask, self._hook and self._hook_mode,
+            plan = Plan(self._symbol, self._input_nodes, key[0], key[1], arrays[0]._ctx,
+                        is_train, grad_mask, self._hook and self._hook_mode,
                         self.flags.get('static_alloc', False))
             self._plans[key] = plan
+        self._last_key = key
         self._last_plan = plan
         return plan
 
@@ -312,21 +347,27 @@ class CachedOp:
         for name, a in zip(self.input_names, arrays):
             if a._ctx != ctx:
                 raise MXNetError(f'CachedOp input {name!r} is on {a._ctx}, the others on {ctx}')
+        return self.run(arrays, ctx)
+
+    def run(self, arrays, ctx):
+        """The outputs for ``arrays``, all on ``ctx`` (checked by the caller)."""
         is_train = autograd.is_training()
-        recording = autograd.is_recording() and any(a._entry is not None for a in arrays)
-        grad_mask = tuple(a._entry is not None and d for a, d in
-                          zip(arrays, self._differentiable)) if recording else ()
-        if recording and not any(grad_mask):
-            recording = False
-            grad_mask = ()
+        grad_mask = ()
+        if autograd.is_recording():
+            grad_mask = tuple([a._entry is not None and d
+                               for a, d in zip(arrays, self._differentiable)])
+            if not any(grad_mask):
+                grad_mask = ()
         plan = self._plan(arrays, is_train, grad_mask)
         datas = [a._data for a in arrays]
-        if self._hook is not None:
-            plan.forward.__globals__['_hook'] = self._hook_ndarray(ctx)
-        with autograd.pause(is_train):
+        if self._hook is None:
             results = plan.forward(*datas)
+        else:
+            plan.forward.__globals__['_hook'] = self._hook_ndarray(ctx)
+            with autograd.pause(is_train):      # what the callback does is not recorded
+                results = plan.forward(*datas)
         outs = [NDArray(r, ctx) for r in results[:plan.n_outputs]]
-        if recording:
+        if grad_mask:
             saved = [NDArray(r, ctx) for r in results[plan.n_outputs:]]
             autograd.record_op(_BackwardOp.for_plan(plan, self), Params(), list(arrays),
                                outs + saved, is_train)

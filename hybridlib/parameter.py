@@ -64,6 +64,11 @@ def _ctx_list(ctx):
     return list(ctx)
 
 
+# Bumped whenever any Parameter's arrays are replaced (not when written in place): a
+# hybridized block keeps its parameters' arrays between calls while this is unchanged.
+_generation = 0
+
+
 def _ctx_key(ctx):
     # cpu, cpu_pinned and cpu_shared (odd type ids) find the same copy, as in MXNet
     return (ctx.device_typeid & 1, ctx.device_id)
@@ -128,6 +133,17 @@ class Parameter:
 
     def __repr__(self):
         return f'Parameter {self.name} (shape={self.shape}, dtype={self.dtype})'
+
+    @property
+    def _data(self):
+        """The value's NDArray per context (None before initialization)."""
+        return self._arrays
+
+    @_data.setter
+    def _data(self, arrays):
+        global _generation
+        self._arrays = arrays
+        _generation += 1
 
     # -- attributes ---------------------------------------------------------------------------
     @property

@@ -1,20 +1,22 @@
 """The static buffer plan of a compiled graph (``hybridize(static_alloc=True)``).
 
-Values that an operator can write into a given buffer (``OpDef.compute_into``: a single float
-output of known shape) get a buffer allocated once per plan and kept across calls. A buffer is
-reused by a later value of the same shape and dtype once everything that reads it is done, or
-written in place by an operator whose ``inplace`` hint allows it when its input dies there.
+Values that an operator can write into a given buffer (output 0 of a node with a kernel, or of
+an operator with ``compute_into``: a float output of known shape) get a buffer allocated once
+per plan and kept across calls. A buffer is reused by a later value of the same shape and dtype
+once everything that reads it is done, or written in place by an operator whose ``inplace``
+hint allows it when its input dies there.
 
 What the plan must never do is overwrite memory that is still visible. Two rules ensure it:
 
 * values the function returns (graph outputs, and the values a backward pass will read) and
   everything that may share memory with them are never pooled;
-* an operator without ``compute_into`` may return its input or a view of it, so its output
-  extends the life of its inputs' buffers (they form one *alias group*, released together);
-  operators with ``compute_into`` promise fresh outputs from ``compute`` as well.
+* an operator that cannot write into a buffer may return its input or a view of it, so its
+  output extends the life of its inputs' buffers (they form one *alias group*, released
+  together); operators with ``compute_into`` promise fresh outputs from ``compute`` as well,
+  and kernels write every output fresh.
 """
 
-__all__ = ['plan_buffers']
+__all__ = ['plan_buffers', 'writes_into']
 
 
 class _Groups:
@@ -38,11 +40,17 @@ class _Groups:
             self._parent[ra] = rb
 
 
-def plan_buffers(nodes, keep, shapes, dtypes):
+def writes_into(node):
+    """Whether ``node``'s operator can write output 0 into a given buffer."""
+    return node.op.compute_into is not None and node.num_outputs == 1
+
+
+def plan_buffers(nodes, keep, shapes, dtypes, into=writes_into):
     """Assign static buffers to the outputs of ``nodes`` (run in this order).
 
     ``keep`` are the entries the function returns, ``shapes`` and ``dtypes`` the inferred values
-    per entry. Returns ``({entry: buffer index}, [(shape, dtype) per buffer], {entry: True if
+    per entry, ``into(node)`` whether a node writes output 0 into a given buffer (and makes its
+    other outputs fresh). Returns ``({entry: buffer index}, [(shape, dtype) per buffer], {entry: True if
     written in place})``.
     """
     keep = set(keep)
@@ -55,12 +63,12 @@ def plan_buffers(nodes, keep, shapes, dtypes):
     for node in nodes:
         entry = (node, 0)
         shape, dtype = shapes.get(entry), dtypes.get(entry)
-        if node.op.compute_into is not None and node.num_outputs == 1 and entry not in keep \
+        if into(node) and entry not in keep \
                 and shape is not None and 0 not in shape and dtype is not None \
                 and dtype.kind == 'f':
             candidates.add(entry)
     while True:                 # demote candidates that share memory with a returned value
-        groups = _alias_groups(nodes, candidates)
+        groups = _alias_groups(nodes, candidates, into)
         kept_roots = {groups.find(e) for e in keep}
         demoted = {e for e in candidates if groups.find(e) in kept_roots}
         if not demoted:
@@ -103,12 +111,12 @@ def plan_buffers(nodes, keep, shapes, dtypes):
     return assign, [(shape, dtype) for shape, dtype, _ in buffers], in_place
 
 
-def _alias_groups(nodes, pooled):
-    """Entries that may share memory: the output of an operator without ``compute_into`` is
-    grouped with its inputs (an operator with it returns fresh arrays from ``compute`` too)."""
+def _alias_groups(nodes, pooled, into):
+    """Entries that may share memory: the outputs of an operator that cannot write into a
+    buffer are grouped with its inputs (one that can returns fresh arrays from ``compute``)."""
     groups = _Groups()
     for node in nodes:
-        if (node, 0) in pooled or node.op.compute_into is not None:
+        if (node, 0) in pooled or into(node):
             continue
         for k in range(node.num_outputs):
             for e in node.inputs:

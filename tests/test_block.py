@@ -795,6 +795,39 @@ def test_dtype_is_part_of_the_key():
     assert block.traces == 2
 
 
+def test_repeated_calls_see_every_change_of_the_parameters(tmp_path):
+    """A repeated hybridized call keeps the parameters' arrays: whatever replaces them is seen."""
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3, in_units=4), nn.Dense(2, in_units=3))
+    net.initialize()
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = data(2, 4)
+
+    def expected():
+        h = x.asnumpy() @ net[0].weight.data().asnumpy().T + net[0].bias.data().asnumpy()
+        return h @ net[1].weight.data().asnumpy().T + net[1].bias.data().asnumpy()
+
+    net.save_parameters(str(tmp_path / 'net.params'))
+    changes = [
+        ('set_data', lambda: net[0].weight.set_data(nd.ones((3, 4)))),
+        ('in-place write', lambda: net[1].bias.data().__setitem__(slice(None), 5)),
+        ('force_reinit', lambda: net.initialize(mx.init.Normal(), force_reinit=True)),
+        ('load_parameters', lambda: net.load_parameters(str(tmp_path / 'net.params'))),
+        ('reset_ctx', lambda: net.collect_params().reset_ctx(mx.cpu(0))),
+        ('grad_req', lambda: net.collect_params().setattr('grad_req', 'null')),
+    ]
+    for what, change in changes:
+        net(x)
+        change()
+        np.testing.assert_allclose(net(x).asnumpy(), expected(), rtol=1e-5, err_msg=what)
+    with autograd.record():                     # no gradient wanted: recorded as nothing
+        assert net(x)._entry is None
+    net.collect_params().setattr('grad_req', 'write')
+    with autograd.record():
+        net(x).sum().backward()
+    np.testing.assert_allclose(net[1].bias.grad().asnumpy(), [2, 2])
+
+
 def test_changing_a_grandchild_clears_the_ancestors_caches():
     """MXNet keeps running the outer block's stale graph here."""
     class Outer(gluon.HybridBlock):

@@ -152,6 +152,58 @@ def _float_into(into):
     return compute_into
 
 
+# ufuncs that raise no floating-point warnings worth silencing (as the forwards that use them)
+_LOUD_FREE = {'abs', 'negative', 'floor', 'ceil', 'trunc', 'add', 'subtract', 'multiply',
+              'maximum', 'minimum'}
+
+
+def ufunc_kernel(fn, reflect=False, arity=1, scalar=None):
+    """The ``kernel`` of an operator that is one ufunc ``fn`` of the array module, for float
+    inputs of one dtype: ``fn(*inputs, out=out)``, with the operator's scalar attribute (or
+    ``scalar``, a constant) as second argument (first with ``reflect``)."""
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        if len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
+            return None
+        f = getattr(xp, fn)
+        if arity == 2:
+            call = lambda out, a, b: f(a, b, out=out)
+        elif scalar is None and 'scalar' not in attrs:
+            call = lambda out, x: f(x, out=out)
+        else:
+            c = np.asarray(attrs.scalar if scalar is None else scalar).astype(dtypes[0])[()]
+            call = (lambda out, x: f(c, x, out=out)) if reflect else \
+                (lambda out, x: f(x, c, out=out))
+        return call if fn in _LOUD_FREE or xp is not np else _quietly(call)
+    return kernel
+
+
+def _quietly(call):
+    def quiet(out, *inputs):
+        with np.errstate(all='ignore'):
+            return call(out, *inputs)
+    return quiet
+
+
+def _sigmoid_kernel(xp, attrs, shapes, dtypes, is_train):
+    if dtypes[0].kind != 'f':
+        return None
+    return lambda out, x: _sigmoid_into(xp, x, out)
+
+
+UNARY_KERNELS = {name: ufunc_kernel(fn) for name, fn in
+                  [('abs', 'abs'), ('negative', 'negative'), ('reciprocal', 'reciprocal'),
+                   ('square', 'square'), ('sqrt', 'sqrt'), ('cbrt', 'cbrt'), ('exp', 'exp'),
+                   ('expm1', 'expm1'), ('log', 'log'), ('log10', 'log10'), ('log2', 'log2'),
+                   ('log1p', 'log1p'), ('sin', 'sin'), ('cos', 'cos'), ('tan', 'tan'),
+                   ('arcsin', 'arcsin'), ('arccos', 'arccos'), ('arctan', 'arctan'),
+                   ('sinh', 'sinh'), ('cosh', 'cosh'), ('tanh', 'tanh'),
+                   ('arcsinh', 'arcsinh'), ('arccosh', 'arccosh'), ('arctanh', 'arctanh'),
+                   ('floor', 'floor'), ('ceil', 'ceil'), ('fix', 'trunc'),
+                   ('trunc', 'trunc')]}
+UNARY_KERNELS['relu'] = ufunc_kernel('maximum', scalar=0)
+UNARY_KERNELS['sigmoid'] = _sigmoid_kernel
+
+
 def _unary_op(name, forward, backward, aliases):
     def compute(xp, attrs, data):
         with np.errstate(all='ignore'):
@@ -164,7 +216,7 @@ def _unary_op(name, forward, backward, aliases):
             return [backward(F, inputs[0], outputs[0], ograds[0])]
     return OpDef(name, inputs=('data',), compute=compute, gradient=gradient, aliases=aliases,
                  inplace=((0, 0),), compute_into=_float_into(_UNARY_INTO.get(name)),
-                 doc=f'Elementwise {name}.')
+                 kernel=UNARY_KERNELS.get(name), doc=f'Elementwise {name}.')
 
 
 for _row in UNARY:
@@ -335,12 +387,13 @@ def _binary_ops(name, aliases, bname, baliases, forward, backward):
     doc = f'Elementwise {name.strip("_")} of two arrays'
     ufunc = _BINARY_UFUNC.get(name)
     into = _float_into(_ufunc_into(ufunc)) if ufunc else None
+    kernel = ufunc_kernel(ufunc, arity=2) if ufunc else None
     yield OpDef(name, inputs=('lhs', 'rhs'), compute=compute, gradient=same_grad,
-                aliases=aliases, inplace=((0, 0), (1, 0)), compute_into=into,
+                aliases=aliases, inplace=((0, 0), (1, 0)), compute_into=into, kernel=kernel,
                 doc=doc + ' of the same shape.')
     yield OpDef(bname, inputs=('lhs', 'rhs'), compute=compute, gradient=broadcast_grad,
                 infer_shape=_broadcast_infer, aliases=baliases, compute_into=into,
-                doc=doc + ', broadcasting them (numpy rules).')
+                kernel=kernel, doc=doc + ', broadcasting them (numpy rules).')
 
 
 for _row in BINARY:
@@ -460,6 +513,7 @@ def _scalar_op(name, aliases, forward, backward):
     return OpDef(name, inputs=('data',), attrs=_SCALAR_ATTRS, compute=compute,
                  gradient=gradient, aliases=aliases, inplace=((0, 0),),
                  compute_into=_scalar_into(name),
+                 kernel=ufunc_kernel(*_SCALAR_UFUNC[name]) if name in _SCALAR_UFUNC else None,
                  doc=f'Elementwise {name.strip("_").replace("_", " ")} with a scalar.')
 
 

@@ -17,7 +17,7 @@ from ..base import DTypeError, ShapeError
 from .. import random as _random   # hybridlib.random's __getattr__ would import ndarray early
 from . import special
 from .attrs import Bool, DType, Float, Int, Shape, Str
-from .elemwise import not_differentiable_twice
+from .elemwise import UNARY_KERNELS, not_differentiable_twice
 from .registry import (OpDef, known, merge_shape, normalize_axis, register, register_op,
                        same_dtype)
 
@@ -241,6 +241,22 @@ class FullyConnected:
             o2 += bias
         return out
 
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        if len(set(dtypes)) != 1 or dtypes[0] not in (np.float32, np.float64):
+            return None
+        data, (h, k) = shapes[0], shapes[1]
+        rows = data[0] if attrs.flatten else _prod(data[:-1])
+        dot, add = xp.dot, xp.add
+        if tuple(data) != (rows, k) or (not attrs.flatten and len(data) != 2):
+            return None     # reshapes: the general compute_into
+        if len(shapes) == 2:
+            return lambda out, x, w: dot(x, w.T, out=out)
+
+        def fully_connected(out, x, w, b):
+            dot(x, w.T, out=out)
+            return add(out, b, out=out)
+        return fully_connected
+
     def infer_shape(attrs, data, weight, bias=None):
         h = attrs.num_hidden
         k = 0
@@ -329,6 +345,7 @@ class Activation:
     (x / (1 + |x|)). Any shape."""
     inputs = ('data',)
     attrs = dict(act_type=Str(choices=('relu', 'sigmoid', 'softrelu', 'softsign', 'tanh')))
+    inplace = ((0, 0),)
 
     def compute(xp, attrs, data):
         return _ACTIVATIONS[attrs.act_type][0](xp, data).astype(data.dtype, copy=False)
@@ -339,6 +356,10 @@ class Activation:
             out[...] = Activation.compute(xp, attrs, data)
             return out
         return into(xp, attrs, out, data)
+
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        kernel = UNARY_KERNELS.get(attrs.act_type)    # relu, sigmoid, tanh
+        return kernel and kernel(xp, attrs, shapes, dtypes, is_train)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [_ACTIVATIONS[attrs.act_type][1](F, inputs[0], outputs[0], ograds[0])]

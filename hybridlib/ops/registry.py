@@ -15,6 +15,12 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    float) output into a given buffer and returning it: what lets a compiled
                    graph reuse buffers (``static_alloc``) and work in place. An operator that
                    has it must also return fresh arrays (never views) from ``compute``
+``kernel``         optional ``kernel(xp, attrs, shapes, dtypes, is_train) -> fn or None``: the
+                   operator specialised once for known input shapes and dtypes (compiled
+                   graphs): attributes, reshapes and branches resolved, so that a call is the
+                   array work alone. ``fn(out, *inputs)`` writes output 0 into ``out`` and
+                   returns it (or all outputs, the others fresh, for several); ``is_train`` is
+                   None when the mode is only known at run time. None where nothing is gained
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
                    which 0 is an unknown dimension, or None when nothing is known; one that
                    takes ``out_shapes=`` also gets the outputs' known shapes, to fill inputs
@@ -146,7 +152,7 @@ class OpDef:
                  aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
                  infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
                  inplace=(), aliases=(), check=None, hint=None, array_form=None,
-                 compute_into=None, doc=''):
+                 compute_into=None, kernel=None, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -164,6 +170,7 @@ class OpDef:
         self._output_names = output_names
         self.compute = compute
         self.compute_into = compute_into
+        self.kernel = kernel
         self.infer_shape = infer_shape
         self._infer_takes_outputs = _accepts_keyword(infer_shape, 'out_shapes')
         self.infer_type = infer_type
@@ -310,7 +317,7 @@ def register_op(op):
 _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
-                 'array_form', 'compute_into'}
+                 'array_form', 'compute_into', 'kernel'}
 
 
 def register(name, **options):

@@ -299,6 +299,37 @@ def _check_inference(case, op, arrays, outs):
         result = op.compute_into(xp, params, out, *[x._data for x in inputs])
         assert result is out, f'{case}: compute_into must return its buffer'
         np.testing.assert_array_equal(out, first, err_msg=f'{case}: compute_into vs compute')
+    if op.kernel is not None and not op.random:
+        _check_kernel(case, op, params, inputs, all_outs)
+
+
+def _check_kernel(case, op, params, inputs, all_outs):
+    """The kernel (compiled graphs) computes what compute does, into the buffer it is given:
+    with the case's inputs and again with float64 inputs as float32."""
+    datas = [x._data for x in inputs]
+    _check_kernel_on(case, op, params, datas, [o._data for o in all_outs])
+    if any(d.dtype == np.float64 for d in datas):
+        datas = [d.astype(np.float32) if d.dtype == np.float64 else d for d in datas]
+        with autograd.train_mode() if case.train else autograd.predict_mode():
+            outs = op.compute(np, params, *datas, **({'is_train': bool(case.train)}
+                                                     if op.train_aware else {}))
+        _check_kernel_on(case, op, params, datas, outs if isinstance(outs, tuple) else (outs,))
+
+
+def _check_kernel_on(case, op, params, datas, expected):
+    kernel = op.kernel(np, params, [d.shape for d in datas], [d.dtype for d in datas],
+                       bool(case.train))
+    if kernel is None:
+        return
+    out = np.full_like(expected[0], np.nan if expected[0].dtype.kind == 'f' else 0)
+    result = kernel(out, *datas)
+    results = result if isinstance(result, tuple) else (result,)
+    assert results[0] is out, f'{case}: the kernel must return the buffer it was given'
+    assert len(results) == len(expected), f'{case}: the kernel returns {len(results)} outputs'
+    tol = 1e-5 if out.dtype == np.float32 else 1e-10
+    for k, (got, want) in enumerate(zip(results, expected)):
+        assert got.dtype == want.dtype, f'{case}: kernel output {k} is {got.dtype}, not {want.dtype}'
+        _close(got, want, tol, tol, f'{case}: kernel output {k} ({out.dtype}) vs compute')
 
 
 def _check_float32(case, values, out_np):
