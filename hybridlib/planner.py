@@ -50,8 +50,8 @@ def plan_buffers(nodes, keep, shapes, dtypes, into=writes_into):
 
     ``keep`` are the entries the function returns, ``shapes`` and ``dtypes`` the inferred values
     per entry, ``into(node)`` whether a node writes output 0 into a given buffer (and makes its
-    other outputs fresh). Returns ``({entry: buffer index}, [(shape, dtype) per buffer], {entry: True if
-    written in place})``.
+    other outputs fresh). Returns ``({entry: buffer index}, [(shape, dtype) per buffer],
+    {entry: True if written in place})``.
     """
     keep = set(keep)
     last_use = {}

@@ -124,19 +124,19 @@ def _sigmoid_into(xp, x, out):
     return xp.reciprocal(out, out=out)
 
 
+# the unary operators that are one ufunc of the array module (name, ufunc)
+_UNARY_UFUNCS = [('abs', 'abs'), ('negative', 'negative'), ('reciprocal', 'reciprocal'),
+                 ('square', 'square'), ('sqrt', 'sqrt'), ('cbrt', 'cbrt'), ('exp', 'exp'),
+                 ('expm1', 'expm1'), ('log', 'log'), ('log10', 'log10'), ('log2', 'log2'),
+                 ('log1p', 'log1p'), ('sin', 'sin'), ('cos', 'cos'), ('tan', 'tan'),
+                 ('arcsin', 'arcsin'), ('arccos', 'arccos'), ('arctan', 'arctan'),
+                 ('sinh', 'sinh'), ('cosh', 'cosh'), ('tanh', 'tanh'), ('arcsinh', 'arcsinh'),
+                 ('arccosh', 'arccosh'), ('arctanh', 'arctanh'), ('floor', 'floor'),
+                 ('ceil', 'ceil'), ('fix', 'trunc'), ('trunc', 'trunc')]
+
 # in-buffer forms (compute_into) of the unary operators that have one: ufuncs, mostly
 _UNARY_INTO = {name: (lambda fn: lambda xp, x, out: getattr(xp, fn)(x, out=out))(fn)
-               for name, fn in [('abs', 'abs'), ('negative', 'negative'),
-                                ('reciprocal', 'reciprocal'), ('square', 'square'),
-                                ('sqrt', 'sqrt'), ('cbrt', 'cbrt'), ('exp', 'exp'),
-                                ('expm1', 'expm1'), ('log', 'log'), ('log10', 'log10'),
-                                ('log2', 'log2'), ('log1p', 'log1p'), ('sin', 'sin'),
-                                ('cos', 'cos'), ('tan', 'tan'), ('arcsin', 'arcsin'),
-                                ('arccos', 'arccos'), ('arctan', 'arctan'), ('sinh', 'sinh'),
-                                ('cosh', 'cosh'), ('tanh', 'tanh'), ('arcsinh', 'arcsinh'),
-                                ('arccosh', 'arccosh'), ('arctanh', 'arctanh'),
-                                ('floor', 'floor'), ('ceil', 'ceil'), ('fix', 'trunc'),
-                                ('trunc', 'trunc')]}
+               for name, fn in _UNARY_UFUNCS}
 _UNARY_INTO['relu'] = lambda xp, x, out: xp.maximum(x, 0, out=out)
 _UNARY_INTO['sigmoid'] = _sigmoid_into
 
@@ -190,16 +190,7 @@ def _sigmoid_kernel(xp, attrs, shapes, dtypes, is_train):
     return lambda out, x: _sigmoid_into(xp, x, out)
 
 
-UNARY_KERNELS = {name: ufunc_kernel(fn) for name, fn in
-                  [('abs', 'abs'), ('negative', 'negative'), ('reciprocal', 'reciprocal'),
-                   ('square', 'square'), ('sqrt', 'sqrt'), ('cbrt', 'cbrt'), ('exp', 'exp'),
-                   ('expm1', 'expm1'), ('log', 'log'), ('log10', 'log10'), ('log2', 'log2'),
-                   ('log1p', 'log1p'), ('sin', 'sin'), ('cos', 'cos'), ('tan', 'tan'),
-                   ('arcsin', 'arcsin'), ('arccos', 'arccos'), ('arctan', 'arctan'),
-                   ('sinh', 'sinh'), ('cosh', 'cosh'), ('tanh', 'tanh'),
-                   ('arcsinh', 'arcsinh'), ('arccosh', 'arccosh'), ('arctanh', 'arctanh'),
-                   ('floor', 'floor'), ('ceil', 'ceil'), ('fix', 'trunc'),
-                   ('trunc', 'trunc')]}
+UNARY_KERNELS = {name: ufunc_kernel(fn) for name, fn in _UNARY_UFUNCS}
 UNARY_KERNELS['relu'] = ufunc_kernel('maximum', scalar=0)
 UNARY_KERNELS['sigmoid'] = _sigmoid_kernel
 

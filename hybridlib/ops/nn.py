@@ -244,7 +244,7 @@ class FullyConnected:
     def kernel(xp, attrs, shapes, dtypes, is_train):
         if len(set(dtypes)) != 1 or dtypes[0] not in (np.float32, np.float64):
             return None
-        data, (h, k) = shapes[0], shapes[1]
+        data, k = shapes[0], shapes[1][1]
         rows = data[0] if attrs.flatten else _prod(data[:-1])
         dot, add = xp.dot, xp.add
         if tuple(data) != (rows, k) or (not attrs.flatten and len(data) != 2):

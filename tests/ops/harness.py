@@ -328,7 +328,8 @@ def _check_kernel_on(case, op, params, datas, expected):
     assert len(results) == len(expected), f'{case}: the kernel returns {len(results)} outputs'
     tol = 1e-5 if out.dtype == np.float32 else 1e-10
     for k, (got, want) in enumerate(zip(results, expected)):
-        assert got.dtype == want.dtype, f'{case}: kernel output {k} is {got.dtype}, not {want.dtype}'
+        assert got.dtype == want.dtype, \
+            f'{case}: kernel output {k} is {got.dtype}, not {want.dtype}'
         _close(got, want, tol, tol, f'{case}: kernel output {k} ({out.dtype}) vs compute')
 
 
