@@ -22,6 +22,7 @@ import collections
 import functools
 import itertools
 import math
+import threading
 
 import numpy as np
 
@@ -195,21 +196,62 @@ def _taps(geo, image, grid):
 # Numerical kernels (channel-first arrays of the array module ``xp``)
 # -------------------------------------------------------------------------------------------------
 
-def _im2col(xp, x, geo, grid):
-    """The windows of ``x`` (N, C, *spatial), zero padded: a new (N, C, *kernel, *grid) array."""
-    if all(k == 1 for k in geo.kernel) and not any(geo.pad):
-        sub = x[(_S, _S) + tuple(slice(None, s * m, s) for s, m in zip(geo.stride, grid))]
-        return sub.reshape(sub.shape[:2] + (1,) * len(grid) + tuple(grid))
-    if any(geo.pad):
-        padded = xp.zeros(x.shape[:2] + tuple(n + 2 * p for n, p in zip(x.shape[2:], geo.pad)),
-                          dtype=x.dtype)
-        padded[(_S, _S) + tuple(slice(p, p + n) for n, p in zip(x.shape[2:], geo.pad))] = x
-        x = padded
-    st = x.strides
-    strides = st[:2] + tuple(a * d for a, d in zip(st[2:], geo.dilate)) + \
-        tuple(a * s for a, s in zip(st[2:], geo.stride))
-    view = xp.lib.stride_tricks.as_strided(x, x.shape[:2] + geo.kernel + tuple(grid), strides)
-    return xp.ascontiguousarray(view)
+_scratch = threading.local()
+
+
+def workspace(xp, shape, dtype):
+    """Scratch memory for an operator's temporaries (im2col columns), shared by the operators
+    of a thread, which run one at a time, and grown to the largest request: MXNet's temporary
+    workspace. Its contents are garbage; it must never be returned or kept."""
+    dtype = np.dtype(dtype)
+    size = math.prod(shape)
+    key = (xp.__name__, dtype.str, 0 if xp is np else xp.cuda.Device().id)
+    pool = _scratch.__dict__.setdefault('pool', {})
+    buf = pool.get(key)
+    if buf is None or buf.size < size:
+        buf = pool[key] = xp.empty(size, dtype)
+    return buf[:size].reshape(shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _window_copies(geo, image, grid):
+    """How to write the windows of an image into columns (N, C, *kernel, *grid):
+    (copies, zeros): ``cols[dst] = x[src]`` per kernel offset, and ``cols[z] = 0`` for the
+    window positions that fall into the padding (so that no padded image is made)."""
+    copies, zeros = [], []
+    live = {kk: gsl[2:] for kk, gsl, _ in _taps(geo, image, grid)}
+    for kk, gsl, isl in _taps(geo, image, grid):
+        copies.append(((_S, _S) + kk + gsl[2:], isl))
+    for kk in itertools.product(*(range(k) for k in geo.kernel)):
+        head = (_S, _S) + kk
+        if kk not in live:
+            zeros.append(head)
+            continue
+        inner = live[kk]
+        for d, (m, sl) in enumerate(zip(grid, inner)):     # the slabs outside, axis by axis
+            for out_range in (slice(0, sl.start), slice(sl.stop, m)):
+                if out_range.stop > out_range.start:
+                    zeros.append(head + inner[:d] + (out_range,) + (_S,) * (len(grid) - d - 1))
+    return copies, zeros
+
+
+def _im2col(xp, x, geo, grid, cols=None):
+    """The windows of ``x`` (N, C, *spatial), zero padded, as (N, C, *kernel, *grid) columns
+    (written into ``cols`` when given; a view of x when the windows are its pixels)."""
+    if all(k == 1 for k in geo.kernel) and not any(geo.pad) and set(geo.stride) == {1}:
+        return x.reshape(x.shape[:2] + (1,) * len(grid) + tuple(grid))
+    if cols is None:
+        cols = xp.empty(x.shape[:2] + tuple(geo.kernel) + tuple(grid), dtype=x.dtype)
+    copies, zeros = _window_copies(geo, tuple(x.shape[2:]), tuple(grid))
+    for dst, src in copies:
+        cols[dst] = x[src]
+    for z in zeros:
+        cols[z] = 0
+    return cols
+
+
+def _cols_shape(x_shape, geo, grid):
+    return tuple(x_shape[:2]) + tuple(geo.kernel) + tuple(grid)
 
 
 def _col2im(xp, cols, geo, image):
@@ -225,14 +267,19 @@ def _col2im(xp, cols, geo, image):
     return out
 
 
-def _conv(xp, x, w, geo, groups):
-    """Convolution of x (N, C, *spatial) with w (F, C / groups, *kernel)."""
+def _conv(xp, x, w, geo, groups, out=None):
+    """Convolution of x (N, C, *spatial) with w (F, C / groups, *kernel): im2col into the
+    workspace and one matmul per group (written into ``out`` when given)."""
     n = x.shape[0]
     f = w.shape[0]
     grid = tuple(_conv_size(*a) for a in zip(x.shape[2:], *geo))
-    cols = _im2col(xp, x, geo, grid).reshape(n, groups, -1, math.prod(grid))
-    out = xp.matmul(w.reshape(groups, f // groups, -1), cols)
-    return out.reshape((n, f) + grid)
+    cols = _im2col(xp, x, geo, grid, workspace(xp, _cols_shape(x.shape, geo, grid), x.dtype))
+    cols = cols.reshape(n, groups, -1, math.prod(grid))
+    if out is None:
+        out = xp.empty((n, f) + grid, dtype=x.dtype)
+    xp.matmul(w.reshape(groups, f // groups, -1), cols,
+              out=out.reshape(n, groups, f // groups, math.prod(grid)))
+    return out
 
 
 def _deconv(xp, x, w, geo, groups, image):
@@ -249,7 +296,8 @@ def _conv_wgrad(xp, g, x, geo, groups):
     n, c = x.shape[:2]
     f = g.shape[1]
     grid = tuple(g.shape[2:])
-    cols = _im2col(xp, x, geo, grid).reshape(n, groups, -1, math.prod(grid))
+    cols = _im2col(xp, x, geo, grid, workspace(xp, _cols_shape(x.shape, geo, grid), x.dtype))
+    cols = cols.reshape(n, groups, -1, math.prod(grid))
     dw = xp.matmul(g.reshape(n, groups, f // groups, -1), cols.transpose(0, 1, 3, 2))
     return dw.sum(axis=0).reshape((f, c // groups) + geo.kernel)
 
@@ -309,35 +357,59 @@ def _pool_count(xp, cfg, spatial, dtype):
     return xp.asarray(np.maximum(count, 1), dtype=dtype)
 
 
-def _pool(xp, x, cfg):
-    """Pooling forward on a channel-first x."""
+def _pool(xp, x, cfg, out=None, count=None):
+    """Pooling forward on a channel-first x (written into ``out`` when given; ``count``: the
+    average windows' sizes, when already known)."""
     spatial = x.shape[2:]
-    axes = tuple(range(2, x.ndim))
+    if out is None:
+        out = xp.empty(x.shape[:2] + cfg.grid, dtype=x.dtype)
     powered = x if cfg.pool_type != 'lp' or cfg.p == 1 else x * x if cfg.p == 2 else x * x * x
     if _is_global(cfg, spatial):
+        flat, maps = powered.reshape(x.shape[:2] + (-1,)), out.reshape(x.shape[:2])
         if cfg.pool_type == 'max':
-            out = _nanmax(xp, x.reshape(x.shape[:2] + (-1,))).reshape(x.shape[:2] + cfg.grid)
-            return xp.where(xp.isnan(out), _lowest(x.dtype), out).astype(x.dtype, copy=False)
+            maps[...] = _nanmax(xp, flat)
+            maps[xp.isnan(maps)] = _lowest(x.dtype)
+            return out
         if cfg.pool_type == 'avg':
-            return x.mean(axis=axes, keepdims=True)
-        out = powered.sum(axis=axes, keepdims=True)
-    elif cfg.pool_type == 'max':
-        # MXNet starts from the lowest value and keeps larger ones: NaN is skipped (fmax) and
-        # a window that holds no input element gives the lowest value
-        out = xp.full(x.shape[:2] + cfg.grid, _lowest(x.dtype), dtype=x.dtype)
-        for _, gsl, isl in _taps(cfg.geo, spatial, cfg.grid):
-            view = out[gsl]
-            xp.fmax(view, x[isl], out=view)
-        return out
+            return flat.mean(axis=-1, out=maps).reshape(out.shape)
+        flat.sum(axis=-1, out=maps)
     else:
-        out = xp.zeros(x.shape[:2] + cfg.grid, dtype=x.dtype)
-        for _, gsl, isl in _taps(cfg.geo, spatial, cfg.grid):
-            out[gsl] += powered[isl]
+        # max: MXNet starts from the lowest value and keeps larger ones, so NaN is skipped
+        # (fmax) and a window that holds no input element gives the lowest value
+        if cfg.pool_type == 'max':
+            _separable(xp, xp.fmax, _lowest(x.dtype), x, cfg, out)
+            return out
+        _separable(xp, xp.add, 0, powered, cfg, out)
         if cfg.pool_type == 'avg':
-            out /= _pool_count(xp, cfg, spatial, x.dtype)
-    if cfg.pool_type == 'lp':
-        out = out if cfg.p == 1 else xp.sqrt(out) if cfg.p == 2 else xp.cbrt(out)
+            out /= _pool_count(xp, cfg, spatial, x.dtype) if count is None else count
+    if cfg.pool_type == 'lp' and cfg.p != 1:
+        (xp.sqrt if cfg.p == 2 else xp.cbrt)(out, out=out)
     return out
+
+
+def _separable(xp, ufunc, start, x, cfg, out):
+    """Reduce the windows of x into ``out`` with ``ufunc`` (fmax, add) one spatial axis at a
+    time: sum(k) passes instead of prod(k), the first ones over contiguous rows."""
+    nd = len(cfg.grid)
+    cur = x
+    for d in range(nd):
+        shape = cur.shape[:2 + d] + (cfg.grid[d],) + cur.shape[3 + d:]
+        nxt = out if d == nd - 1 else \
+            workspace(xp, shape, x.dtype) if d == 0 else xp.empty(shape, x.dtype)
+        nxt.fill(start)
+        for dst, src in _axis_taps(cfg.geo, d, nd, cur.shape[2 + d], cfg.grid[d]):
+            view = nxt[dst]
+            ufunc(view, cur[src], out=view)
+        cur = nxt
+
+
+@functools.lru_cache(maxsize=1024)
+def _axis_taps(geo, d, nd, n, m):
+    """The (output, input) index pairs of each kernel offset along spatial axis ``d``."""
+    one = Geom(*((g[d],) for g in geo))
+    lead, rest = (_S,) * (2 + d), (_S,) * (nd - d - 1)
+    return [(lead + (gsl[2],) + rest, lead + (isl[2],) + rest)
+            for _, gsl, isl in _taps(one, (n,), (m,))]
 
 
 def _nanmax(xp, a):
@@ -523,6 +595,21 @@ class Convolution:
         cl = _layout_of(attrs)[1]
         out = _conv(xp, _to_cf(data, cl), _to_cf(weight, cl), _geom(attrs), attrs.num_group)
         return _from_cf(xp, _add_bias(out, bias), cl)
+
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        nd, cl = _layout_of(attrs)
+        if cl or len(set(dtypes)) != 1:
+            return None
+        geo, groups = _geom(attrs), attrs.num_group
+        bias_shape = (1, attrs.num_filter) + (1,) * nd
+        add = xp.add
+
+        def convolution(out, x, w, b=None):
+            _conv(xp, x, w, geo, groups, out)
+            if b is not None:
+                add(out, b.reshape(bias_shape), out=out)
+            return out
+        return convolution
 
     def gradient(F, attrs, inputs, outputs, ograds):
         data, weight, g = inputs[0], inputs[1], ograds[0]
@@ -744,6 +831,20 @@ class Pooling:
         cl, x, cfg = _pool_setup(attrs, data)
         out = _from_cf(xp, _pool(xp, x, cfg), cl)
         return (out, out) if _pool_outputs(attrs) == 2 else out
+
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        data = shapes[0]
+        if _pool_layout(attrs, len(data)):
+            return None
+        cfg = _pool_cfg(attrs, tuple(data[2:]))
+        count = _pool_count(xp, cfg, tuple(data[2:]), dtypes[0]) \
+            if cfg.pool_type == 'avg' and not _is_global(cfg, data[2:]) else None
+        two = _pool_outputs(attrs) == 2
+
+        def pooling(out, x):
+            _pool(xp, x, cfg, out, count)
+            return (out, out) if two else out
+        return pooling
 
     def gradient(F, attrs, inputs, outputs, ograds):
         x, y, g = inputs[0], outputs[0], ograds[0]

@@ -30,10 +30,13 @@ training mode it recomputes the batch statistics and differentiates through them
 it uses the moving statistics as constants. (After a predict-mode forward, MXNet's
 training-mode backward mixes the two: the training formula with the moving statistics.)
 """
+import math
+
 import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int, Str
+from .conv import workspace
 from .registry import merge_shape, normalize_axis, register
 
 __all__ = []
@@ -174,6 +177,49 @@ def _bn_statistics(xp, attrs, x, moving_mean, moving_var, is_train):
     return moving_mean, x - moving_mean.reshape(bshape), moving_var, False
 
 
+def _channel_sums(xp, x, axis):
+    """Per-channel sums of x along every axis but ``axis``, as two reductions over contiguous
+    runs (numpy is slow to reduce several strided axes at once)."""
+    lead = math.prod(x.shape[:axis])
+    return x.reshape(lead, x.shape[axis], -1).sum(axis=2).sum(axis=0)
+
+
+def _bn_kernel(xp, attrs, data, batch):
+    """BatchNorm for ``data``'s shape: a per-channel scale and shift of the data (predict
+    mode), after the batch statistics (training mode, which also updates the moving ones)."""
+    axis = attrs.axis % len(data)
+    bshape = _bshape(len(data), axis, data[axis])
+    count = math.prod(data) // max(data[axis], 1)
+    eps, fix, m = attrs.eps, attrs.fix_gamma, attrs.momentum
+    multiply, add, subtract, sqrt = xp.multiply, xp.add, xp.subtract, xp.sqrt
+
+    def scale_shift(out, x, mean, var, gamma, beta):
+        invstd = 1 / sqrt(var + eps)
+        scale = invstd if fix else gamma * invstd
+        multiply(x, scale.reshape(bshape), out=out)
+        add(out, (beta - mean * scale).reshape(bshape), out=out)
+        return invstd
+
+    if not batch:
+        def batch_norm(out, x, gamma, beta, moving_mean, moving_var):
+            invstd = scale_shift(out, x, moving_mean, moving_var, gamma, beta)
+            return out, moving_mean.copy(), invstd
+        return batch_norm
+
+    def batch_norm_train(out, x, gamma, beta, moving_mean, moving_var):
+        mean = _channel_sums(xp, x, axis) / count
+        centred = subtract(x, mean.reshape(bshape), out=out)
+        var = _channel_sums(xp, multiply(centred, centred, out=workspace(xp, data, x.dtype)),
+                            axis) / count
+        invstd = scale_shift(out, centred, 0, var, gamma, beta)
+        moving_mean *= m
+        moving_mean += mean * (1 - m)
+        moving_var *= m
+        moving_var += var * (1 - m)
+        return out, mean, invstd
+    return batch_norm_train
+
+
 @register('BatchNorm')
 class BatchNorm:
     """Batch normalisation along ``axis``:
@@ -191,6 +237,7 @@ class BatchNorm:
     attrs = _BN_ATTRS
     num_outputs = 3
     train_aware = True
+    inplace = ((0, 0),)
     infer_shape = _bn_infer_shape
     infer_type = _bn_infer_type
 
@@ -216,6 +263,11 @@ class BatchNorm:
         else:
             mean = mean.copy()      # an output must not share the moving statistics' buffer
         return out.astype(data.dtype, copy=False), mean.astype(pdt, copy=False), invstd
+
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        if is_train is None or len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
+            return None         # float16 data with float32 statistics: compute
+        return _bn_kernel(xp, attrs, shapes[0], is_train and not attrs.use_global_stats)
 
     def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
         # MXNet ignores gradients arriving at the hidden mean/var outputs
