@@ -99,8 +99,8 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     ``shapes``/``dtypes`` the inferred values per entry (to resolve creation ops and plan
     buffers). With ``static_alloc`` the values that can live in a static buffer are written
     into one (``planner.plan_buffers``); otherwise each value is deleted after its last use.
-    ``is_train=None`` makes the mode an argument of the function: a backward runs in the mode
-    of ``autograd.backward(train_mode=...)``, as imperative autograd does. ``hooks``
+    ``is_train`` is the mode the function runs in (a backward's is that of
+    ``autograd.backward(train_mode=...)``, as imperative autograd does). ``hooks``
     ('outputs' or 'all') adds ``_hook(name, op, value)`` calls with MXNet's entry names
     (``<node>_output``, and ``<node>_<input>`` for 'all').
     """
@@ -149,8 +149,7 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             else:
                 fn = src.op_function(node.op)
                 call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
-                mode = 'is_train' if is_train is None else is_train
-                call += f', is_train={mode})' if node.op.train_aware else ')'
+                call += f', is_train={is_train})' if node.op.train_aware else ')'
         if hooks == 'all':
             labels = node.op.list_inputs(node.params)
             for label, e in zip(labels, node.inputs):
@@ -176,8 +175,6 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             body.append(f'    del {", ".join(dead)}')
     result = ', '.join(local[e] for e in outputs)
     body.append(f'    return ({result}{"," if len(outputs) == 1 else ""})')
-    if is_train is None:
-        params.append('is_train')
     source = f'def {fn_name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     return source, g
 
@@ -233,11 +230,11 @@ class Plan:
         self.shapes = infer_graph(nodes, 'shape', given_shapes)
         self.dtypes = infer_graph(nodes, 'dtype', given_dtypes)
         op_nodes = [n for n in nodes if n.op is not None]
-        namer = _Namespace(reserved=('xp', '_hook', 'is_train'))
+        namer = _Namespace(reserved=('xp', '_hook'))
         fwd_args = [(n, 0) for n in input_nodes]
         self.n_outputs = len(outputs)
         self.saved = []
-        self.backward = None
+        self._backward = {}
         sources = []
         globals_ = {'xp': ctx.array_module}
         wrt = [n for n, need in zip(input_nodes, grad_mask) if need]
@@ -259,13 +256,14 @@ class Plan:
                     needed.append(e)
             self.saved = needed
             input_entries = [(n, 0) for n in input_nodes]
-            bwd_args = input_entries + needed + head_entries
             all_nodes = topo_nodes(grad_entries + outputs)
-            bwd_shapes = infer_graph(all_nodes, 'shape', given_shapes)
-            bwd_dtypes = infer_graph(all_nodes, 'dtype', given_dtypes)
-            src, g = _generate('backward', bwd_args, bwd_nodes, grad_entries, bwd_shapes,
-                               bwd_dtypes, None, namer, ctx.array_module,
-                               static_alloc=static_alloc)
+            self._backward_graph = (input_entries + needed + head_entries, bwd_nodes,
+                                    grad_entries, infer_graph(all_nodes, 'shape', given_shapes),
+                                    infer_graph(all_nodes, 'dtype', given_dtypes),
+                                    static_alloc)
+            # the backward of the forward's own mode; the other one is compiled when asked for
+            src, g = _generate('backward', *self._backward_graph[:5], is_train, namer,
+                               ctx.array_module, static_alloc=static_alloc)
             sources.append(src)
             globals_.update(g)
             self.grad_mask = list(grad_mask)
@@ -276,7 +274,20 @@ class Plan:
         namespace, self.code, self.filename = _compile(sources, globals_,
                                                        'train' if wrt else 'infer')
         self.forward = namespace['forward']
-        self.backward = namespace.get('backward')
+        self._backward = {is_train: namespace.get('backward')}
+
+    def backward(self, mode):
+        """The backward function for ``autograd.backward(train_mode=mode)``."""
+        fn = self._backward.get(mode)
+        if fn is None:
+            args, nodes, grads, shapes, dtypes, static_alloc = self._backward_graph
+            src, g = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
+                               _Namespace(reserved=('xp', '_hook')), self.ctx.array_module,
+                               static_alloc=static_alloc)
+            namespace, _, _ = _compile([src], dict(g, xp=self.ctx.array_module),
+                                       'train' if mode else 'infer')
+            fn = self._backward[mode] = namespace['backward']
+        return fn
 
 
 class CachedOp:
@@ -419,7 +430,7 @@ class _BackwardOp(OpDef):
         saved = [o._data for o in outputs[plan.n_outputs:]]
         mode = autograd.is_training()          # the mode of autograd.backward(train_mode=...)
         with autograd.pause(mode):
-            grads = plan.backward(*[x._data for x in inputs], *saved, *heads, mode)
+            grads = plan.backward(mode)(*[x._data for x in inputs], *saved, *heads)
         result = []
         it = iter(grads)
         for need in plan.grad_mask:

@@ -368,6 +368,10 @@ def invoke(op, inputs, params, given=None, hint=None, out=None, name=None):
         params = registry.Params(params, shape=target.shape)
         if 'dtype' in op.attrs and params.get('dtype') is None:
             params['dtype'] = np.dtype(target.dtype)
+    if isinstance(out, NDArray) and op.compute_into is not None:
+        written = _invoke_into(op, inputs, params, out)
+        if written is not None:
+            return written
     outs = invoke_all(op, inputs, params)
     visible = outs[:op.num_visible_outputs(params)]
     if out is not None:
@@ -383,6 +387,27 @@ def invoke(op, inputs, params, given=None, hint=None, out=None, name=None):
             t._data[...] = v._data
         return out
     return visible[0] if len(visible) == 1 else visible
+
+
+def _invoke_into(op, inputs, params, out):
+    """``op`` written straight into ``out`` by its ``compute_into`` (an optimizer's
+    ``out=weight``), when nothing is recorded and ``out`` has the result's shape, dtype and
+    context; None otherwise (the caller computes and copies)."""
+    if autograd.is_recording() or op.num_outputs(params) != 1 or \
+            not all(isinstance(x, NDArray) for x in inputs):
+        return None
+    ctx = out._ctx
+    if any(x._ctx is not ctx and x._ctx != ctx for x in inputs):
+        return None
+    datas = [x._data for x in inputs]
+    _, shapes = op.infer_shapes(params, [d.shape for d in datas])
+    _, dtypes = op.infer_types(params, [d.dtype for d in datas])
+    if tuple(shapes[0]) != out.shape or dtypes[0] != out._data.dtype or \
+            dtypes[0].kind != 'f':
+        return None
+    out._check_writable('out=')
+    op.compute_into(ctx.array_module, params, out._data, *datas)
+    return out
 
 
 # -------------------------------------------------------------------------------------------------

@@ -95,11 +95,17 @@ def _compare(make, x, train=False, **flags):
     net.hybridize(**flags)
     hybrid = _grads(net, x, train)
     np.testing.assert_allclose(hybrid[0], imperative[0], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(hybrid[1], imperative[1], rtol=1e-4, atol=1e-6)
+    _close_in_scale(hybrid[1], imperative[1], 'input gradient')
     for key in imperative[2]:
-        np.testing.assert_allclose(hybrid[2][key], imperative[2][key], rtol=1e-4, atol=1e-6,
-                                   err_msg=key)
+        _close_in_scale(hybrid[2][key], imperative[2][key], key)
     return net
+
+
+def _close_in_scale(actual, expected, what):
+    """float32 gradients summed in another order: an entry that cancels to nearly 0 keeps an
+    error of the order of the array's largest values times the float32 epsilon."""
+    atol = 1e-6 * max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=atol, err_msg=what)
 
 
 FLAGS = [dict(), dict(static_alloc=True, static_shape=True)]

@@ -22,13 +22,12 @@ import collections
 import functools
 import itertools
 import math
-import threading
 
 import numpy as np
 
 from ..base import DTypeError, NotSupportedError, ShapeError
 from .attrs import Bool, Int, Shape, Str
-from .registry import merge_shape, register, same_dtype
+from .registry import merge_shape, register, same_dtype, workspace
 
 __all__ = []
 
@@ -196,23 +195,6 @@ def _taps(geo, image, grid):
 # Numerical kernels (channel-first arrays of the array module ``xp``)
 # -------------------------------------------------------------------------------------------------
 
-_scratch = threading.local()
-
-
-def workspace(xp, shape, dtype):
-    """Scratch memory for an operator's temporaries (im2col columns), shared by the operators
-    of a thread, which run one at a time, and grown to the largest request: MXNet's temporary
-    workspace. Its contents are garbage; it must never be returned or kept."""
-    dtype = np.dtype(dtype)
-    size = math.prod(shape)
-    key = (xp.__name__, dtype.str, 0 if xp is np else xp.cuda.Device().id)
-    pool = _scratch.__dict__.setdefault('pool', {})
-    buf = pool.get(key)
-    if buf is None or buf.size < size:
-        buf = pool[key] = xp.empty(size, dtype)
-    return buf[:size].reshape(shape)
-
-
 @functools.lru_cache(maxsize=1024)
 def _window_copies(geo, image, grid):
     """How to write the windows of an image into columns (N, C, *kernel, *grid):
@@ -267,39 +249,173 @@ def _col2im(xp, cols, geo, image):
     return out
 
 
+# -------------------------------------------------------------------------------------------------
+# The convolution engine: the windows of a batch as one matrix, one matmul per group
+# -------------------------------------------------------------------------------------------------
+
+class _Windows:
+    """The windows of a convolution geometry over a batch of (N, C, *image) images, as one
+    matrix (C * prod(kernel), N * P) with P positions per image: ``gather`` (im2col) and its
+    adjoint ``scatter`` (col2im), and ``fold``/``unfold`` between (N, F, *out) arrays and the
+    matching (F, N * P) matrices. Convolution, its two gradients and Deconvolution are then a
+    single matmul per group, whatever the batch size.
+
+    With stride 1 the positions may be *wide*: whole rows of the padded image (P = out[0] *
+    padded[1] * ...), so that each kernel offset is one contiguous run of the flat padded image
+    and the matrix one strided copy with long inner runs; the extra positions are dropped by
+    ``unfold``, zero in ``fold`` (so ``scatter`` adds nothing for them). Otherwise P = prod(out)
+    and each kernel offset is a copy clipped to the image (``_taps``), with zeros where a
+    window overhangs it.
+    """
+
+    def __init__(self, geo, n, c, image, grid):
+        self.geo, self.n, self.c, self.image, self.grid = geo, n, c, image, grid
+        nd = len(grid)
+        self.padded = tuple(i + 2 * p for i, p in zip(image, geo.pad))
+        wide = (grid[0],) + self.padded[1:]
+        self.wide = set(geo.stride) == {1} and nd > 1 and \
+            math.prod(wide) <= 1.5 * math.prod(grid)
+        self.positions = wide if self.wide else grid
+        self.p = math.prod(self.positions)
+        self.valid = (_S, _S) + tuple(slice(0, m) for m in grid)
+        self.cols_shape = (c,) + tuple(geo.kernel) + (n, self.p)
+        if self.wide:
+            rows = [math.prod(self.padded[d + 1:]) for d in range(nd)]
+            self.interior = (_S, _S) + tuple(slice(p, p + i) for p, i in zip(geo.pad, image))
+            # the last window of a row reads past the image's end by the kernel's overhang
+            self.flat = math.prod(self.padded) + sum(
+                d * (k - 1) * r for k, d, r in zip(geo.kernel[1:], geo.dilate[1:], rows[1:]))
+            self.steps = tuple(d * r for d, r in zip(geo.dilate, rows))
+            self.runs = [(kk, sum(k * st for k, st in zip(kk, self.steps)))
+                         for kk in itertools.product(*(range(k) for k in geo.kernel))]
+        else:
+            copies, zeros = _window_copies(geo, image, grid)
+            # (N, C, *kernel, *out) indexes of _window_copies in the (C, *kernel, N, *out) order
+            self.copies = [(d[1:2 + nd] + (_S,) + d[2 + nd:], src) for d, src in copies]
+            self.zeros = [z[1:2 + nd] + (_S,) + z[2 + nd:] for z in zeros]
+
+    def gather(self, xp, x):
+        """The windows of x (N, C, *image) as a (C * prod(kernel), N * P) matrix."""
+        cols = workspace(xp, self.cols_shape, x.dtype)
+        if self.wide:
+            flat = self._flat(xp, x.dtype)
+            flat.fill(0)
+            flat[:, :, :math.prod(self.padded)].reshape(x.shape[:2] + self.padded)[
+                self.interior] = x
+            unit = flat.itemsize
+            sn, sc = flat.strides[:2]
+            view = xp.lib.stride_tricks.as_strided(
+                flat, self.cols_shape, (sc,) + tuple(st * unit for st in self.steps) +
+                (sn, unit))
+            cols[...] = view
+        else:
+            grid = cols.reshape(cols.shape[:-1] + self.grid)
+            for dst, src in self.copies:
+                grid[dst] = x[src].swapaxes(0, 1)
+            for z in self.zeros:
+                grid[z] = 0
+        return cols.reshape(-1, self.n * self.p)
+
+    def scatter(self, xp, cols, out):
+        """Sum a (C * prod(kernel), N * P) matrix of windows back into out (N, C, *image)."""
+        cols = cols.reshape(self.cols_shape)
+        if self.wide:
+            flat = self._flat(xp, cols.dtype)
+            flat.fill(0)
+            for kk, start in self.runs:
+                run = flat[:, :, start:start + self.p]
+                xp.add(run, cols[(_S,) + kk].swapaxes(0, 1), out=run)
+            out[...] = flat[:, :, :math.prod(self.padded)].reshape(
+                out.shape[:2] + self.padded)[self.interior]
+            return out
+        grid = cols.reshape(cols.shape[:-1] + self.grid)
+        out.fill(0)
+        for dst, src in self.copies:
+            view = out[src]
+            xp.add(view, grid[dst].swapaxes(0, 1), out=view)
+        return out
+
+    def fold(self, xp, y):
+        """y (N, F, *out) as an (F, N * P) matrix (zero at the extra wide positions)."""
+        buf = workspace(xp, (y.shape[1], self.n) + self.positions, y.dtype, part=1)
+        if self.wide:
+            buf.fill(0)
+        buf[self.valid] = y.swapaxes(0, 1)
+        return buf.reshape(y.shape[1], -1)
+
+    def unfold(self, matrix, out):
+        """Write an (F, N * P) matrix into out (N, F, *out)."""
+        full = matrix.reshape((out.shape[1], self.n) + self.positions)
+        out[...] = full[self.valid].swapaxes(0, 1)
+        return out
+
+    def direct(self, out):
+        """out (N, F, *out) as an (F, N * P) matrix when the layouts coincide, else None."""
+        return out.reshape(out.shape[1], -1) if self.n == 1 and not self.wide else None
+
+    def _flat(self, xp, dtype):
+        return workspace(xp, (self.n, self.c, self.flat), dtype, part=2)
+
+
+@functools.lru_cache(maxsize=256)
+def _windows(geo, n, c, image, grid):
+    return _Windows(geo, n, c, tuple(image), tuple(grid))
+
+
+def _is_pointwise(geo):
+    return all(k == 1 for k in geo.kernel) and not any(geo.pad) and set(geo.stride) == {1}
+
+
 def _conv(xp, x, w, geo, groups, out=None):
-    """Convolution of x (N, C, *spatial) with w (F, C / groups, *kernel): im2col into the
-    workspace and one matmul per group (written into ``out`` when given)."""
-    n = x.shape[0]
+    """Convolution of x (N, C, *spatial) with w (F, C / groups, *kernel), written into ``out``
+    when given: the windows matrix (in the workspace) times the weight."""
+    n, c = x.shape[:2]
     f = w.shape[0]
     grid = tuple(_conv_size(*a) for a in zip(x.shape[2:], *geo))
-    cols = _im2col(xp, x, geo, grid, workspace(xp, _cols_shape(x.shape, geo, grid), x.dtype))
-    cols = cols.reshape(n, groups, -1, math.prod(grid))
     if out is None:
         out = xp.empty((n, f) + grid, dtype=x.dtype)
-    xp.matmul(w.reshape(groups, f // groups, -1), cols,
-              out=out.reshape(n, groups, f // groups, math.prod(grid)))
+    wm = w.reshape(groups, f // groups, -1)
+    if _is_pointwise(geo):      # the pixels are the windows: no copy
+        return xp.matmul(wm, x.reshape(n, groups, c // groups, -1),
+                         out=out.reshape(n, groups, f // groups, -1)).reshape(out.shape)
+    win = _windows(geo, n, c, x.shape[2:], grid)
+    cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
+    direct = win.direct(out)
+    target = direct if direct is not None else \
+        workspace(xp, (f, n * win.p), x.dtype, part=1)
+    xp.matmul(wm, cols, out=target.reshape(groups, f // groups, -1))
+    if direct is None:
+        win.unfold(target, out)
     return out
 
 
-def _deconv(xp, x, w, geo, groups, image):
-    """Transposed convolution of x (N, C, *grid) with w (C, F / groups, *kernel)."""
+def _deconv(xp, x, w, geo, groups, image, out=None):
+    """Transposed convolution of x (N, C, *grid) with w (C, F / groups, *kernel): the weight's
+    transpose times x gives the windows of the (N, F, *image) output, summed into it."""
     n, c = x.shape[:2]
-    grid = x.shape[2:]
+    f = w.shape[1] * groups
+    if out is None:
+        out = xp.empty((n, f) + tuple(image), dtype=x.dtype)
+    win = _windows(geo, n, f, tuple(image), tuple(x.shape[2:]))
+    xm = win.fold(xp, x).reshape(groups, c // groups, -1)
     wm = w.reshape(groups, c // groups, -1).transpose(0, 2, 1)
-    cols = xp.matmul(wm, x.reshape(n, groups, c // groups, -1))
-    return _col2im(xp, cols.reshape((n, groups * w.shape[1]) + geo.kernel + grid), geo, image)
+    cols = workspace(xp, (groups, wm.shape[1], n * win.p), x.dtype)
+    xp.matmul(wm, xm, out=cols)
+    return win.scatter(xp, cols, out)
 
 
-def _conv_wgrad(xp, g, x, geo, groups):
-    """Gradient of the convolution weight: g (N, F, *grid) against the windows of x."""
+def _conv_wgrad(xp, g, x, geo, groups, out=None):
+    """Gradient of the convolution weight: g (N, F, *grid) times the windows of x (written
+    into ``out`` when given)."""
     n, c = x.shape[:2]
     f = g.shape[1]
-    grid = tuple(g.shape[2:])
-    cols = _im2col(xp, x, geo, grid, workspace(xp, _cols_shape(x.shape, geo, grid), x.dtype))
-    cols = cols.reshape(n, groups, -1, math.prod(grid))
-    dw = xp.matmul(g.reshape(n, groups, f // groups, -1), cols.transpose(0, 1, 3, 2))
-    return dw.sum(axis=0).reshape((f, c // groups) + geo.kernel)
+    if out is None:
+        out = xp.empty((f, c // groups) + geo.kernel, dtype=x.dtype)
+    win = _windows(geo, n, c, x.shape[2:], tuple(g.shape[2:]))
+    cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
+    gm = win.fold(xp, g).reshape(groups, f // groups, -1)
+    xp.matmul(gm, cols.transpose(0, 2, 1), out=out.reshape(groups, f // groups, -1))
+    return out
 
 
 def _lowest(dtype):
@@ -448,9 +564,15 @@ def _pool_backward(xp, g, x, y, cfg):
             mask = _global_argmax(xp, x, y)
             return xp.where(mask, g.reshape(g.shape[:2] + (1,)), 0).reshape(x.shape) \
                 .astype(x.dtype, copy=False)
-        dx = xp.zeros(x.shape, dtype=g.dtype)
+        # windows that tile the image write each position once: no zeros, no sums
+        tiles = tuple(cfg.geo.kernel) == tuple(cfg.geo.stride) and not any(cfg.geo.pad) and \
+            all(m * k == n for m, k, n in zip(cfg.grid, cfg.geo.kernel, spatial))
+        dx = (xp.empty if tiles else xp.zeros)(x.shape, dtype=g.dtype)
         buf = xp.empty(y.shape, dtype=g.dtype)
         for gsl, isl, hit in _max_masks(xp, x, y, cfg):
+            if tiles:
+                xp.multiply(g[gsl], hit, out=dx[isl])
+                continue
             part, tmp = dx[isl], buf[gsl]
             xp.multiply(g[gsl], hit, out=tmp)
             xp.add(part, tmp, out=part)
@@ -597,19 +719,10 @@ class Convolution:
         return _from_cf(xp, _add_bias(out, bias), cl)
 
     def kernel(xp, attrs, shapes, dtypes, is_train):
-        nd, cl = _layout_of(attrs)
-        if cl or len(set(dtypes)) != 1:
+        if _layout_of(attrs)[1] or len(set(dtypes)) != 1:
             return None
         geo, groups = _geom(attrs), attrs.num_group
-        bias_shape = (1, attrs.num_filter) + (1,) * nd
-        add = xp.add
-
-        def convolution(out, x, w, b=None):
-            _conv(xp, x, w, geo, groups, out)
-            if b is not None:
-                add(out, b.reshape(bias_shape), out=out)
-            return out
-        return convolution
+        return lambda out, x, w, b=None: _add_bias(_conv(xp, x, w, geo, groups, out), b)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         data, weight, g = inputs[0], inputs[1], ograds[0]
@@ -649,6 +762,12 @@ class _backward_Convolution_weight:
         cl = _layout_of(attrs)[1]
         dw = _conv_wgrad(xp, _to_cf(ograd, cl), _to_cf(data, cl), _geom(attrs), attrs.num_group)
         return _from_cf(xp, dw, cl)
+
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        if _layout_of(attrs)[1] or len(set(dtypes)) != 1:
+            return None
+        geo, groups = _geom(attrs), attrs.num_group
+        return lambda out, ograd, data: _conv_wgrad(xp, ograd, data, geo, groups, out)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         g, data = inputs
@@ -731,6 +850,17 @@ class Deconvolution:
         geo, image = _deconv_geom(attrs, x.shape[2:])
         out = _deconv(xp, x, _to_cf(weight, cl), geo, attrs.num_group, image)
         return _from_cf(xp, _add_bias(out, bias), cl)
+
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        nd, cl = _layout_of(attrs)
+        if cl or len(set(dtypes)) != 1:
+            return None
+        geo, image = _deconv_geom(attrs, tuple(shapes[0][2:]))
+        groups = attrs.num_group
+
+        def deconvolution(out, x, w, b=None):
+            return _add_bias(_deconv(xp, x, w, geo, groups, image, out), b)
+        return deconvolution
 
     def gradient(F, attrs, inputs, outputs, ograds):
         data, weight, g = inputs[0], inputs[1], ograds[0]

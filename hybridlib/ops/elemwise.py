@@ -154,7 +154,8 @@ def _float_into(into):
 
 # ufuncs that raise no floating-point warnings worth silencing (as the forwards that use them)
 _LOUD_FREE = {'abs', 'negative', 'floor', 'ceil', 'trunc', 'add', 'subtract', 'multiply',
-              'maximum', 'minimum'}
+              'maximum', 'minimum', 'equal', 'not_equal', 'greater', 'greater_equal', 'less',
+              'less_equal'}
 
 
 def ufunc_kernel(fn, reflect=False, arity=1, scalar=None):
@@ -351,7 +352,10 @@ def _broadcast_infer(attrs, lhs, rhs):
 
 _BINARY_UFUNC = {'elemwise_add': 'add', 'elemwise_sub': 'subtract', 'elemwise_mul': 'multiply',
                  'elemwise_div': 'divide', '_power': 'power', '_maximum': 'maximum',
-                 '_minimum': 'minimum', '_hypot': 'hypot'}
+                 '_minimum': 'minimum', '_hypot': 'hypot', '_equal': 'equal',
+                 '_not_equal': 'not_equal', '_greater': 'greater',
+                 '_greater_equal': 'greater_equal', '_lesser': 'less',
+                 '_lesser_equal': 'less_equal'}
 
 
 def _ufunc_into(fn, reflect=False):
@@ -478,7 +482,10 @@ _SCALAR_UFUNC = {'_plus_scalar': ('add', False), '_minus_scalar': ('subtract', F
                  '_div_scalar': ('divide', False), '_rdiv_scalar': ('divide', True),
                  '_power_scalar': ('power', False), '_rpower_scalar': ('power', True),
                  '_maximum_scalar': ('maximum', False), '_minimum_scalar': ('minimum', False),
-                 '_hypot_scalar': ('hypot', False)}
+                 '_hypot_scalar': ('hypot', False), '_equal_scalar': ('equal', False),
+                 '_not_equal_scalar': ('not_equal', False), '_greater_scalar': ('greater', False),
+                 '_greater_equal_scalar': ('greater_equal', False),
+                 '_lesser_scalar': ('less', False), '_lesser_equal_scalar': ('less_equal', False)}
 
 
 def _scalar_into(name):

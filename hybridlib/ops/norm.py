@@ -36,8 +36,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int, Str
-from .conv import workspace
-from .registry import merge_shape, normalize_axis, register
+from .registry import merge_shape, normalize_axis, register, workspace
 
 __all__ = []
 
@@ -265,7 +264,7 @@ class BatchNorm:
         return out.astype(data.dtype, copy=False), mean.astype(pdt, copy=False), invstd
 
     def kernel(xp, attrs, shapes, dtypes, is_train):
-        if is_train is None or len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
+        if len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
             return None         # float16 data with float32 statistics: compute
         return _bn_kernel(xp, attrs, shapes[0], is_train and not attrs.use_global_stats)
 
@@ -321,6 +320,11 @@ class _backward_BatchNorm:
     infer_shape = _bn_backward_infer_shape
     infer_type = _bn_backward_infer_type
 
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        if len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
+            return None
+        return _bn_backward_kernel(xp, attrs, shapes[1], is_train and not attrs.use_global_stats)
+
     def compute(xp, attrs, ograd, data, gamma, moving_mean, moving_var, is_train=False):
         axis = attrs.axis % data.ndim
         red = tuple(i for i in range(data.ndim) if i != axis)
@@ -344,6 +348,39 @@ class _backward_BatchNorm:
 
     def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
         return _bn_backward_gradient(F, attrs, inputs, ograds, is_train)
+
+
+def _bn_backward_kernel(xp, attrs, data, batch):
+    """``_backward_BatchNorm`` for ``data``'s shape, in the workspace: per-channel sums of the
+    gradient and of its product with the centred data, then one scale of each."""
+    axis = attrs.axis % len(data)
+    bshape = _bshape(len(data), axis, data[axis])
+    count = math.prod(data) // max(data[axis], 1)
+    eps, fix = attrs.eps, attrs.fix_gamma
+    multiply, subtract = xp.multiply, xp.subtract
+
+    def backward_batch_norm(out, g, x, gamma, moving_mean, moving_var):
+        centred, tmp = workspace(xp, (2,) + tuple(data), x.dtype)
+        if batch:
+            mean = _channel_sums(xp, x, axis) / count
+            subtract(x, mean.reshape(bshape), out=centred)
+            var = _channel_sums(xp, multiply(centred, centred, out=tmp), axis) / count
+        else:
+            subtract(x, moving_mean.reshape(bshape), out=centred)
+            var = moving_var
+        invstd = 1 / xp.sqrt(var + eps)
+        dbeta = _channel_sums(xp, g, axis)
+        dgamma = _channel_sums(xp, multiply(g, centred, out=tmp), axis) * invstd
+        scale = invstd if fix else gamma * invstd
+        if batch:       # through the batch statistics: minus the means of g and g * xhat
+            subtract(g, (dbeta / count).reshape(bshape), out=out)
+            centred *= (invstd * dgamma / count).reshape(bshape)
+            out -= centred
+            out *= scale.reshape(bshape)
+        else:
+            multiply(g, scale.reshape(bshape), out=out)
+        return out, xp.zeros_like(dgamma) if fix else dgamma, dbeta
+    return backward_batch_norm
 
 
 def _bn_backward_gradient(F, attrs, inputs, ograds, is_train):

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int
-from .registry import OpDef, merge_shape, register_op, zero_gradient
+from .registry import OpDef, merge_shape, register_op, workspace, zero_gradient
 
 __all__ = []
 
@@ -184,6 +184,89 @@ def _group_adagrad(xp, a, w, g, history):
 
 
 # -------------------------------------------------------------------------------------------------
+# In-place forms of the common rules: (xp, attrs, out, weight, grad, *states) -> out
+#
+# The same operations in the same order as the rules above (so the same bits), written into the
+# workspace and ``out`` (which may be ``weight``: how an optimizer calls them), the states
+# updated in place: no array is allocated.
+# -------------------------------------------------------------------------------------------------
+
+def _scratch(xp, like, count=1):
+    buf = workspace(xp, (count,) + like.shape, like.dtype)
+    return buf[0] if count == 1 else buf
+
+
+def _rescaled_into(xp, a, g, buf):
+    """``clip(rescale_grad * grad)`` written into ``buf``."""
+    xp.multiply(g, a.rescale_grad, out=buf)
+    bound = a.clip_gradient
+    if bound is not None and bound >= 0:
+        xp.clip(buf, -bound, bound, out=buf)
+    return buf
+
+
+def _sgd_into(xp, a, out, w, g):
+    step = _rescaled_into(xp, a, g, _scratch(xp, g))
+    step *= a.lr
+    xp.multiply(w, 1 - a.lr * a.wd, out=out)
+    return xp.subtract(out, step, out=out)
+
+
+def _sgd_mom_into(xp, a, out, w, g, mom):
+    tmp = _scratch(xp, g)
+    mom *= a.momentum
+    if a.wd:
+        mom -= xp.multiply(w, a.lr * a.wd, out=tmp)
+    step = _rescaled_into(xp, a, g, tmp)
+    step *= a.lr
+    mom -= step
+    return xp.add(w, mom, out=out)
+
+
+def _nag_mom_into(xp, a, out, w, g, mom):
+    grad, step = _scratch(xp, g, 2)
+    _rescaled_into(xp, a, g, grad)
+    grad += xp.multiply(w, a.wd, out=step)
+    mom *= a.momentum
+    xp.multiply(grad, a.lr, out=step)
+    mom -= step
+    xp.add(w, xp.multiply(mom, a.momentum, out=grad), out=out)
+    return xp.subtract(out, step, out=out)
+
+
+def _adam_into(xp, a, out, w, g, mean, var):
+    grad, tmp = _scratch(xp, g, 2)
+    xp.multiply(g, a.rescale_grad, out=grad)
+    grad += xp.multiply(w, a.wd, out=tmp)
+    if a.clip_gradient is not None and a.clip_gradient >= 0:
+        xp.clip(grad, -a.clip_gradient, a.clip_gradient, out=grad)
+    mean *= a.beta1
+    mean += xp.multiply(grad, 1 - a.beta1, out=tmp)
+    var *= a.beta2
+    xp.multiply(grad, 1 - a.beta2, out=tmp)
+    var += xp.multiply(tmp, grad, out=tmp)
+    xp.sqrt(var, out=tmp)
+    tmp += a.epsilon
+    xp.multiply(mean, a.lr, out=grad)
+    grad /= tmp
+    return xp.subtract(w, grad, out=out)
+
+
+_INTO = {_sgd: _sgd_into, _sgd_mom: _sgd_mom_into, _nag_mom: _nag_mom_into, _adam: _adam_into}
+
+
+def _make_compute_into(rule):
+    """``compute_into`` of a plain (not ``mp_``) update from its rule's in-place form."""
+    into = _INTO.get(rule)
+    if into is None:
+        return None
+
+    def compute_into(xp, attrs, out, *arrays):
+        return into(xp, attrs, out, *arrays)
+    return compute_into
+
+
+# -------------------------------------------------------------------------------------------------
 # Building the operators
 # -------------------------------------------------------------------------------------------------
 
@@ -295,7 +378,8 @@ def _update_op(name, rule, inputs, states, attrs, doc, *, aliases=(), master=Fal
                                      out_master_dtype),
                infer_shape=_make_infer_shape(inputs, history),
                infer_type=_make_infer_type(inputs, master, out_master_dtype),
-               gradient=zero_gradient)
+               gradient=zero_gradient, inplace=((0, 0),),
+               compute_into=None if master else _make_compute_into(rule))
     return register_op(op)
 
 

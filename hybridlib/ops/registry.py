@@ -20,7 +20,7 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    graphs): attributes, reshapes and branches resolved, so that a call is the
                    array work alone. ``fn(out, *inputs)`` writes output 0 into ``out`` and
                    returns it (or all outputs, the others fresh, for several); ``is_train`` is
-                   None when the mode is only known at run time. None where nothing is gained
+                   the graph's mode. None where nothing is gained
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
                    which 0 is an unknown dimension, or None when nothing is known; one that
                    takes ``out_shapes=`` also gets the outputs' known shapes, to fill inputs
@@ -40,13 +40,17 @@ else that needs to know about an operator.
 import difflib
 import functools
 import inspect
+import math
+import threading
+
+import numpy as np
 
 from ..base import AttributeParseError, MXNetError, ShapeError, DTypeError, np_dtype
 from .attrs import REQUIRED, Attr, parse_error
 
 __all__ = ['OpDef', 'Params', 'register', 'register_op', 'get', 'find', 'list_ops', 'REGISTRY',
            'same_shape', 'same_dtype', 'merge_shape', 'known', 'broadcast_shape',
-           'zero_gradient', 'normalize_axis', 'unknown_op_error']
+           'zero_gradient', 'normalize_axis', 'unknown_op_error', 'workspace']
 
 REGISTRY = {}      # canonical name -> OpDef
 _BY_NAME = {}      # canonical names and aliases -> OpDef
@@ -139,6 +143,24 @@ def same_dtype(attrs, *dtypes):
 def zero_gradient(F, attrs, inputs, outputs, ograds, **_):
     """The gradient of a piecewise-constant operator: nothing flows back."""
     return [None] * len(inputs)
+
+
+_scratch = threading.local()
+
+
+def workspace(xp, shape, dtype, part=0):
+    """Scratch memory for an operator's temporaries (im2col columns), shared by the operators
+    of a thread, which run one at a time, and grown to the largest request: MXNet's temporary
+    workspace. ``part`` numbers the separate buffers one operator needs at once. Its contents
+    are garbage; it must never be returned or kept."""
+    dtype = np.dtype(dtype)
+    size = math.prod(shape)
+    key = (xp.__name__, dtype.str, part, 0 if xp is np else xp.cuda.Device().id)
+    pool = _scratch.__dict__.setdefault('pool', {})
+    buf = pool.get(key)
+    if buf is None or buf.size < size:
+        buf = pool[key] = xp.empty(size, dtype)
+    return buf[:size].reshape(shape)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -264,6 +264,7 @@ def _check_forward(case, values, out_np):
 def _check_inference(case, op, arrays, outs):
     """Shapes and dtypes from the registry agree with what compute produced (all outputs)."""
     inputs, params, _, _ = bind_arguments(op, list(arrays), dict(case.attrs), ())
+    before = [x._data.copy() for x in inputs]   # operators with aux inputs change them
     mx.random.seed(case.seed)
     with autograd.train_mode() if case.train else autograd.predict_mode():
         all_outs = nd.invoke_all(op, inputs, params, is_train=case.train)
@@ -295,28 +296,39 @@ def _check_inference(case, op, arrays, outs):
         first = all_outs[0]._data
         out = first.copy()
         out[...] = np.nan
-        xp = inputs[0].context.array_module if inputs else np
-        result = op.compute_into(xp, params, out, *[x._data for x in inputs])
+        datas = [d.copy() for d in before]
+        result = op.compute_into(np, params, out, *datas)
         assert result is out, f'{case}: compute_into must return its buffer'
         np.testing.assert_array_equal(out, first, err_msg=f'{case}: compute_into vs compute')
+        for k in op.aux_indices(params):       # and changes the aux inputs alike
+            np.testing.assert_array_equal(datas[k], inputs[k]._data,
+                                          err_msg=f'{case}: aux input {k} after compute_into')
+        for i, k in op.inplace:                # in place, as the inplace hint allows
+            if k == 0 and i < len(before) and before[i].shape == first.shape and \
+                    before[i].dtype == first.dtype:
+                datas = [d.copy() for d in before]
+                op.compute_into(np, params, datas[i], *datas)
+                np.testing.assert_array_equal(datas[i], first,
+                                              err_msg=f'{case}: compute_into into input {i}')
     if op.kernel is not None and not op.random:
-        _check_kernel(case, op, params, inputs, all_outs)
+        _check_kernel(case, op, params, before, all_outs)
 
 
-def _check_kernel(case, op, params, inputs, all_outs):
+def _check_kernel(case, op, params, before, all_outs):
     """The kernel (compiled graphs) computes what compute does, into the buffer it is given:
     with the case's inputs and again with float64 inputs as float32."""
-    datas = [x._data for x in inputs]
-    _check_kernel_on(case, op, params, datas, [o._data for o in all_outs])
-    if any(d.dtype == np.float64 for d in datas):
-        datas = [d.astype(np.float32) if d.dtype == np.float64 else d for d in datas]
+    _check_kernel_on(case, op, params, before, [o._data for o in all_outs])
+    if any(d.dtype == np.float64 for d in before):
+        datas = [d.astype(np.float32) if d.dtype == np.float64 else d.copy() for d in before]
         with autograd.train_mode() if case.train else autograd.predict_mode():
             outs = op.compute(np, params, *datas, **({'is_train': bool(case.train)}
                                                      if op.train_aware else {}))
-        _check_kernel_on(case, op, params, datas, outs if isinstance(outs, tuple) else (outs,))
+        single = [d.astype(np.float32) if d.dtype == np.float64 else d for d in before]
+        _check_kernel_on(case, op, params, single, outs if isinstance(outs, tuple) else (outs,))
 
 
-def _check_kernel_on(case, op, params, datas, expected):
+def _check_kernel_on(case, op, params, before, expected):
+    datas = [d.copy() for d in before]
     kernel = op.kernel(np, params, [d.shape for d in datas], [d.dtype for d in datas],
                        bool(case.train))
     if kernel is None:
