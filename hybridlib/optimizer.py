@@ -46,6 +46,7 @@ import numpy as np
 
 from . import ndarray as nd
 from .base import MXNetError, NotSupportedError
+from .ops import registry
 from .lr_scheduler import LRScheduler
 from .ndarray import NDArray
 
@@ -294,6 +295,24 @@ def _warn_float16(name):
                   f'{name + " " if name else ""}optimizer', stacklevel=3)
 
 
+_PARSED = {}        # (operator, attribute values) -> parsed attributes
+
+
+def _fused(name, weight, *arrays, **attrs):
+    """``nd.<name>(weight, *arrays, out=weight, **attrs)``: a fused update written straight
+    into the weight, its attributes parsed once per distinct set (a step repeats them for
+    every parameter)."""
+    key = (name, tuple(attrs.items()))
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        if len(_PARSED) >= 1024:        # a learning-rate schedule makes new sets: forget
+            _PARSED.clear()
+        op = registry.get(name)
+        parsed = _PARSED[key] = (op, op.parse_attrs(attrs))
+    if nd._invoke_into(parsed[0], [weight, *arrays], parsed[1], weight) is None:
+        getattr(nd, name)(weight, *arrays, out=weight, **attrs)
+
+
 def _zeros(weight, count=None, dtype=np.float32):
     """Zero arrays of ``weight``'s shape and context: one, or a tuple of ``count``. float32 by
     default, as MXNet's ``zeros`` without a dtype."""
@@ -344,18 +363,19 @@ class _MomentumSGD(_ImplUpdate):
         indices, weights, grads, states = _as_lists(indices, weights, grads, states)
         self._update_count(indices)
         kwargs = self._op_kwargs(momentum=True, **self._extra_kwargs())
-        plain, mom, mp_plain, mp_mom = (getattr(nd, name) for name in self._OPS)
+        plain, mom, mp_plain, mp_mom = self._OPS
         for weight, grad, state, lr, wd in zip(weights, grads, states, self._get_lrs(indices),
                                                self._get_wds(indices)):
             if not multi_precision:
                 if state is not None:
-                    mom(weight, grad, state, out=weight, lr=lr, wd=wd, **kwargs)
+                    _fused(mom, weight, grad, state, lr=lr, wd=wd, **kwargs)
                 else:
-                    plain(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+                    _fused(plain, weight, grad, lr=lr, wd=wd, **kwargs)
             elif state[0] is not None:
-                mp_mom(weight, grad, state[0], state[1], out=weight, lr=lr, wd=wd, **kwargs)
+                getattr(nd, mp_mom)(weight, grad, state[0], state[1], out=weight, lr=lr, wd=wd,
+                                    **kwargs)
             else:
-                mp_plain(weight, grad, state[1], out=weight, lr=lr, wd=wd, **kwargs)
+                getattr(nd, mp_plain)(weight, grad, state[1], out=weight, lr=lr, wd=wd, **kwargs)
 
     def _extra_kwargs(self):
         return {}
@@ -608,8 +628,8 @@ class Adam(Optimizer):
         t = self._index_update_count[index]
         lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
         kwargs = self._op_kwargs(beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
-        nd.adam_update(weight, grad, *state, out=weight, lazy_update=self.lazy_update,
-                       lr=lr, wd=wd, **kwargs)
+        _fused('adam_update', weight, grad, *state, lazy_update=self.lazy_update, lr=lr, wd=wd,
+               **kwargs)
 
 
 @register

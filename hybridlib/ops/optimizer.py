@@ -58,6 +58,13 @@ def _rescaled(xp, attrs, grad, clip_key='clip_gradient'):
     return _clip(xp, attrs.rescale_grad * grad, attrs[clip_key])
 
 
+def _step(xp, a, g):
+    """``lr * clip(rescale_grad * grad)``: SGD's step (one product when nothing is clipped)."""
+    if a.clip_gradient is None or a.clip_gradient < 0:
+        return (a.lr * a.rescale_grad) * g
+    return a.lr * _rescaled(xp, a, g)
+
+
 def _sign(x):
     """MXNet's ``(x > 0) - (x < 0)``: 0 at 0 and at NaN (numpy's sign gives NaN there)."""
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
@@ -73,11 +80,11 @@ def _first(xp, x, like):
 # -------------------------------------------------------------------------------------------------
 
 def _sgd(xp, a, w, g):
-    return (1 - a.lr * a.wd) * w - a.lr * _rescaled(xp, a, g),
+    return (1 - a.lr * a.wd) * w - _step(xp, a, g),
 
 
 def _sgd_mom(xp, a, w, g, mom):
-    mom = a.momentum * mom - a.lr * a.wd * w - a.lr * _rescaled(xp, a, g)
+    mom = a.momentum * mom - a.lr * a.wd * w - _step(xp, a, g)
     return w + mom, mom
 
 
@@ -205,10 +212,21 @@ def _rescaled_into(xp, a, g, buf):
     return buf
 
 
+def _step_into(xp, a, g, buf):
+    """``_step`` written into ``buf``."""
+    if a.clip_gradient is None or a.clip_gradient < 0:
+        return xp.multiply(g, a.lr * a.rescale_grad, out=buf)
+    _rescaled_into(xp, a, g, buf)
+    buf *= a.lr
+    return buf
+
+
 def _sgd_into(xp, a, out, w, g):
-    step = _rescaled_into(xp, a, g, _scratch(xp, g))
-    step *= a.lr
-    xp.multiply(w, 1 - a.lr * a.wd, out=out)
+    step = _step_into(xp, a, g, _scratch(xp, g))
+    if a.wd:
+        xp.multiply(w, 1 - a.lr * a.wd, out=out)
+    elif out is not w:
+        out[...] = w
     return xp.subtract(out, step, out=out)
 
 
@@ -217,9 +235,7 @@ def _sgd_mom_into(xp, a, out, w, g, mom):
     mom *= a.momentum
     if a.wd:
         mom -= xp.multiply(w, a.lr * a.wd, out=tmp)
-    step = _rescaled_into(xp, a, g, tmp)
-    step *= a.lr
-    mom -= step
+    mom -= _step_into(xp, a, g, tmp)
     return xp.add(w, mom, out=out)
 
 
