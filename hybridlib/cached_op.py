@@ -139,6 +139,10 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
                 g[alloc] = (shapes[(node, 0)], dtypes[(node, 0)])
                 target = f'xp.empty(*{alloc})'
             call = f'{fn}({target}{", " + ins if ins else ""})'
+        elif node.op.reshapes and node.num_outputs == 1 and (node, 0) not in keep \
+                and shapes.get((node, 0)) and 0 not in shapes[(node, 0)]:
+            # a view: the planner groups it with its input, so the memory lives long enough
+            call = f'{local[node.inputs[0]]}.reshape({tuple(shapes[(node, 0)])})'
         else:
             attrs = namer.name(f'attrs_{node.name}')
             out_shapes = [shapes.get((node, k)) for k in range(node.num_outputs)]

@@ -21,6 +21,8 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    array work alone. ``fn(out, *inputs)`` writes output 0 into ``out`` and
                    returns it (or all outputs, the others fresh, for several); ``is_train`` is
                    the graph's mode. None where nothing is gained
+``reshapes``       output 0 is input 0 with another shape (Reshape, Flatten): ``compute``
+                   copies, a compiled graph emits a view where the value is not returned
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
                    which 0 is an unknown dimension, or None when nothing is known; one that
                    takes ``out_shapes=`` also gets the outputs' known shapes, to fill inputs
@@ -174,7 +176,7 @@ class OpDef:
                  aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
                  infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
                  inplace=(), aliases=(), check=None, hint=None, array_form=None,
-                 compute_into=None, kernel=None, doc=''):
+                 compute_into=None, kernel=None, reshapes=False, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -193,6 +195,7 @@ class OpDef:
         self.compute = compute
         self.compute_into = compute_into
         self.kernel = kernel
+        self.reshapes = reshapes
         self.infer_shape = infer_shape
         self._infer_takes_outputs = _accepts_keyword(infer_shape, 'out_shapes')
         self.infer_type = infer_type
@@ -339,7 +342,7 @@ def register_op(op):
 _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
-                 'array_form', 'compute_into', 'kernel'}
+                 'array_form', 'compute_into', 'kernel', 'reshapes'}
 
 
 def register(name, **options):

@@ -248,6 +248,7 @@ class Reshape:
                  keep_highest=Bool(False))
     check = _reshape_check
     compute = _reshaping(lambda attrs, shape: _reshape_shape(attrs, shape, exact=True))
+    reshapes = True
     infer_shape = _reshaping_infer(_reshape_shape)
     gradient = _like_data_gradient
 
@@ -264,6 +265,7 @@ class Flatten:
     input (d0,) gives (d0, 1)."""
     inputs = ('data',)
     compute = _reshaping(_flatten_shape)
+    reshapes = True
     infer_shape = _reshaping_infer(_flatten_shape)
     gradient = _like_data_gradient
 
@@ -310,6 +312,7 @@ class expand_dims:
     inputs = ('data',)
     attrs = dict(axis=Int())
     compute = _reshaping(_expand_shape)
+    reshapes = True
     infer_shape = _unary(_expand_shape)
     gradient = _like_data_gradient
 
@@ -339,6 +342,7 @@ class squeeze:
     inputs = ('data',)
     attrs = dict(axis=Shape(None))
     compute = _reshaping(lambda attrs, shape: _squeeze_shape(attrs, shape)[1])
+    reshapes = True
     gradient = _like_data_gradient
 
     def infer_shape(attrs, data):
@@ -639,6 +643,8 @@ class reshape_like:
     def compute(xp, attrs, lhs, rhs):
         out = reshape_like.infer_shape(attrs, lhs.shape, rhs.shape)[1][0]
         return _fresh(xp, lhs.reshape(out), lhs)
+
+    reshapes = True
 
     def infer_shape(attrs, lhs, rhs):
         if lhs is None or rhs is None:
