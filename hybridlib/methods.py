@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from .ops import registry
+from .ops import frontend, registry
 from .ops.frontend import exposure
 
 __all__ = ['ArrayMethods', 'FORWARDED_METHODS', 'binary_functions']
@@ -96,7 +96,10 @@ def _binary_method(name, reflect=False):
                 return self._apply(rscalar, [self], {'scalar': other}, rhint)
             return self._apply(scalar, [self], {'scalar': other}, shint)
         lhs, rhs = (other, self) if reflect else (self, other)
-        return self._apply(lhs._pick_binary(rhs, elemwise, broadcast), [lhs, rhs], {}, hint)
+        op_name = lhs._pick_binary(rhs, elemwise, broadcast)
+        if frontend.input_rule is not None:
+            lhs, rhs = self._apply_input_rule(op_name, [lhs, rhs])
+        return self._apply(op_name, [lhs, rhs], {}, hint)
     method.__name__ = f'__{"r" if reflect else ""}{name}__'
     return method
 
@@ -110,8 +113,11 @@ def _compare_method(name):
             return NotImplemented
         if _is_scalar(other):
             return self._apply(scalar, [self], {'scalar': other}, scalar)
-        op = self._pick_binary(other, elemwise, broadcast)
-        return self._apply(op, [self, other], {}, elemwise)
+        op_name = self._pick_binary(other, elemwise, broadcast)
+        lhs, rhs = self, other
+        if frontend.input_rule is not None:
+            lhs, rhs = self._apply_input_rule(op_name, [lhs, rhs])
+        return self._apply(op_name, [lhs, rhs], {}, elemwise)
     method.__name__ = f'__{name}__'
     return method
 
@@ -154,6 +160,15 @@ class ArrayMethods:
         if _is_scalar(other) or isinstance(other, type(self)):
             return other
         return NotImplemented
+
+    def _apply_input_rule(self, op_name, inputs):
+        """The inputs of ``op_name`` after ``frontend.input_rule`` (amp's casts), which the
+        generated functions apply themselves."""
+        op = registry.get(op_name)
+
+        def run(cast_op, values, params, attrs, hint):
+            return self._apply(cast_op.name, values, attrs, hint)
+        return frontend.apply_input_rule(op, op.parse_attrs({}), inputs, run)[0]
 
     def _pick_binary(self, other, elemwise, broadcast):
         """The elementwise op when both shapes are known and equal, else the broadcasting op."""

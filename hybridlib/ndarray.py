@@ -8,18 +8,20 @@ recording. The operator functions of this module (``nd.FullyConnected``, ``nd.co
 shared with Symbol live in ``methods.py``.
 """
 import builtins      # nd.slice, nd.sum, ... are module globals here: builtins.slice
+import ctypes
 import sys
 
 import numpy as np
 
 from . import autograd
-from .base import DEFAULT_DTYPE, MXNetError, np_dtype
-from .context import Context, context_of_array, current_context, transfer
+from .base import DEFAULT_DTYPE, MXNetAssertionError, MXNetError, np_dtype
+from .context import Context, context_of_array, current_context, gpu, transfer
 from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'invoke', 'invoke_all', 'waitall', 'save',
-           'load', 'load_frombuffer', 'concatenate', 'from_numpy']
+           'load', 'load_frombuffer', 'concatenate', 'from_numpy', 'from_dlpack',
+           'to_dlpack_for_read', 'to_dlpack_for_write']
 
 
 class NDArray(ArrayMethods):
@@ -92,6 +94,24 @@ class NDArray(ArrayMethods):
         if self.size != 1:
             raise ValueError(f'asscalar() needs an array of size 1, not of shape {self.shape}')
         return self.asnumpy().reshape(-1)[0]
+
+    def to_dlpack_for_read(self):
+        """A DLPack capsule viewing this array's memory (see ``nd.to_dlpack_for_read``)."""
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule viewing this array's memory (see ``nd.to_dlpack_for_write``)."""
+        return to_dlpack_for_write(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack protocol: ``np.from_dlpack(x)``, ``torch.from_dlpack(x)`` view x's memory."""
+        # only what the caller gave, so that exporters older than DLPack 1.0 still accept it
+        given = {'max_version': max_version, 'dl_device': dl_device, 'copy': copy}
+        return self._data.__dlpack__(stream=stream,
+                                     **{k: v for k, v in given.items() if v is not None})
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
 
     def __array__(self, dtype=None, copy=None):
         data = self.asnumpy()
@@ -443,6 +463,101 @@ def from_numpy(ndarray, zero_copy=True):
     if zero_copy and isinstance(ndarray, np.ndarray) and ndarray.flags.c_contiguous:
         return NDArray(ndarray, Context('cpu', 0))
     return array(ndarray, dtype=ndarray.dtype)
+
+
+# -------------------------------------------------------------------------------------------------
+# DLPack: sharing memory with numpy, cupy, torch, ... without a copy
+# -------------------------------------------------------------------------------------------------
+
+def to_dlpack_for_read(data):
+    """A DLPack capsule (named ``"dltensor"``) viewing ``data``'s memory once pending writes
+    are done; ``from_dlpack`` here, ``torch.utils.dlpack.from_dlpack`` or ``cupy.from_dlpack``
+    take it, once. Writes through the consumer are writes to ``data``."""
+    data.wait_to_read()
+    return data._data.__dlpack__()
+
+
+def to_dlpack_for_write(data):
+    """As ``to_dlpack_for_read``, once pending reads and writes are done (the consumer may
+    write)."""
+    data.wait_to_write()
+    return data._data.__dlpack__()
+
+
+def from_dlpack(dlpack):
+    """An NDArray sharing memory with ``dlpack``: an object with ``__dlpack__`` (numpy, cupy or
+    torch arrays, NDArrays) or a DLPack capsule, which this consumes (it can be used once).
+
+    The context follows the memory's device: cpu(0), or gpu(i) for CUDA device i. Strided
+    (non-contiguous) sources are viewed with their strides, as ``numpy.from_dlpack`` does.
+    """
+    if type(dlpack).__name__ == 'PyCapsule':
+        dlpack = _DLPackCapsule(dlpack)
+    elif not hasattr(dlpack, '__dlpack__'):
+        raise TypeError(f'from_dlpack takes a DLPack capsule or an object with __dlpack__ '
+                        f'(numpy, cupy or torch arrays), not {type(dlpack).__name__}')
+    device_type, device_id = dlpack.__dlpack_device__()
+    if device_type in _DLPACK_HOST:
+        data = np.from_dlpack(dlpack)
+        if isinstance(dlpack, _DLPackCapsule) and dlpack.legacy and not data.flags.writeable:
+            data = np.asarray(_Writable(data))
+        return NDArray(data)
+    if device_type == _DLPACK_CUDA:
+        xp = gpu(device_id).array_module
+        with xp.cuda.Device(device_id):
+            return NDArray(xp.from_dlpack(dlpack))
+    raise MXNetError(f'from_dlpack: memory on DLPack device type {int(device_type)} is neither '
+                     'host nor CUDA memory; copy it to the cpu or a CUDA gpu first')
+
+
+_DLPACK_HOST = (1, 3)       # kDLCPU, kDLCUDAHost (pinned memory)
+_DLPACK_CUDA = 2            # kDLCUDA
+
+_capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ('PyCapsule_IsValid', ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ('PyCapsule_GetPointer', ctypes.pythonapi))
+_POINTER = ctypes.sizeof(ctypes.c_void_p)
+# where the DLDevice (two int32) sits in what each kind of capsule points to: after the data
+# pointer of DLManagedTensor's DLTensor; DLManagedTensorVersioned puts a version, manager
+# context, deleter and flags before its DLTensor
+_DEVICE_OFFSETS = {b'dltensor': _POINTER, b'dltensor_versioned': 8 + 3 * _POINTER + 8}
+
+
+class _DLPackCapsule:
+    """A bare DLPack capsule with the protocol's methods, so ``xp.from_dlpack`` takes it
+    (numpy 2 no longer takes capsules themselves)."""
+
+    def __init__(self, capsule):
+        for name, offset in _DEVICE_OFFSETS.items():
+            if _capsule_is_valid(capsule, name):
+                address = _capsule_pointer(capsule, name) + offset
+                self._device = tuple((ctypes.c_int32 * 2).from_address(address))
+                self._capsule = capsule
+                self.legacy = name == b'dltensor'
+                return
+        if any(_capsule_is_valid(capsule, b'used_' + name) for name in _DEVICE_OFFSETS):
+            raise MXNetAssertionError('Invalid DLPack Tensor. DLTensor capsules can be '
+                                      'consumed only once; export the array again.')
+        raise TypeError('from_dlpack: this PyCapsule is not a DLPack tensor (its name is '
+                        'neither "dltensor" nor "dltensor_versioned")')
+
+    def __dlpack__(self, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+class _Writable:
+    """A writable view of ``array`` for ``np.asarray``. DLPack before 1.0 cannot mark memory
+    read-only, so numpy imports such capsules read-only; MXNet's and torch's are writable by
+    contract (``to_dlpack_for_write``), and numpy's legacy export refuses read-only arrays."""
+
+    def __init__(self, array):
+        self.base = array           # keeps the import, and through it the capsule, alive
+        interface = array.__array_interface__
+        self.__array_interface__ = dict(interface, data=(interface['data'][0], False))
 
 
 def empty(shape, ctx=None, dtype=None):

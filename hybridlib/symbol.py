@@ -440,13 +440,17 @@ class Symbol(ArrayMethods):
 
     # -- serialisation -----------------------------------------------------------------------------
     def tojson(self, remove_amp_cast=True):
-        """The graph in MXNet's JSON format (byte-compatible with MXNet 1.9.1's writer)."""
-        return _to_json(self)
+        """The graph in MXNet's JSON format (byte-compatible with MXNet 1.9.1's writer).
+
+        ``remove_amp_cast`` leaves out the ``amp_cast``/``amp_multicast`` nodes that
+        ``contrib.amp`` adds, except those that are outputs, as MXNet does.
+        """
+        return _to_json(_without_amp_casts(self) if remove_amp_cast else self)
 
     def save(self, fname, remove_amp_cast=True):
         """Write ``tojson()`` to ``fname`` (atomically: a failed save keeps the old file)."""
         from .serialization import atomic_write
-        atomic_write(fname, self.tojson().encode('utf-8'))
+        atomic_write(fname, self.tojson(remove_amp_cast).encode('utf-8'))
 
     # -- execution (executor.py) ---------------------------------------------------------------
     def eval(self, ctx=None, **kwargs):
@@ -741,6 +745,31 @@ class _JSONWriter:
             self.key(key)
             self.string(mapping[key])
         self.end('}')
+
+
+_AMP_CASTS = ('amp_cast', 'amp_multicast')
+
+
+def _without_amp_casts(symbol):
+    """A copy of the graph whose operators read what the amp casts they read were cast from
+    (MXNet's ``RemoveAmpCast``): unused casts drop out, the graph's outputs stay."""
+    nodes = symbol._nodes()
+    if not any(n.op is not None and n.op.name in _AMP_CASTS for n in nodes):
+        return symbol
+    copies = {}
+
+    def source(entry):
+        node, index = entry
+        copy = copies[id(node)]
+        if node.op is not None and node.op.name in _AMP_CASTS:
+            return copy.inputs[index]       # output i of a cast is its input i
+        return (copy, index)
+
+    for n in nodes:
+        copy = Node(n.op, n.name, n.params, n.attrs, n.user_attrs, [source(e) for e in n.inputs])
+        copy.shapes, copy.dtypes = n.shapes, n.dtypes
+        copies[id(n)] = copy
+    return Symbol([(copies[id(node)], index) for node, index in symbol._outputs])
 
 
 def _to_json(symbol):

@@ -261,6 +261,16 @@ class Cast:
         return [F.Cast(ograds[0], dtype=inputs[0].dtype)]
 
 
+def _cast_shapes(attrs, *shapes, out_shapes=None):
+    """Output i has the shape of input i, known from either side: amp's casts sit between a
+    parameter and the operator that infers its shape (Gluon's deferred initialisation)."""
+    outs = out_shapes or [None] * len(shapes)
+    if len(shapes) != len(outs):
+        raise ShapeError(f'{len(outs)} outputs but {len(shapes)} inputs given')
+    merged = [merge_shape(s, o, f'input {i}') for i, (s, o) in enumerate(zip(shapes, outs))]
+    return merged, merged
+
+
 def _amp_type(attrs, data):
     # only float16/float32 (and bfloat16, which numpy lacks) are converted; others pass through
     return attrs.dtype if data in _LOW_FLOATS else data
@@ -274,6 +284,7 @@ class amp_cast:
     """
     inputs = ('data',)
     attrs = dict(dtype=DType())
+    infer_shape = _cast_shapes
 
     def check(attrs):
         _check_dtype(attrs.dtype, _RANGE_DTYPES)
@@ -313,10 +324,10 @@ class amp_multicast:
     def num_outputs(attrs):
         return attrs.num_outputs
 
-    def infer_shape(attrs, *shapes):
+    def infer_shape(attrs, *shapes, out_shapes=None):
         if len(shapes) != attrs.num_outputs:
             raise ShapeError(f'num_outputs={attrs.num_outputs} but {len(shapes)} inputs given')
-        return list(shapes), list(shapes)
+        return _cast_shapes(attrs, *shapes, out_shapes=out_shapes)
 
     def infer_type(attrs, *dtypes):
         return list(dtypes), _multicast_types(attrs, list(dtypes))

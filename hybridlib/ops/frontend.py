@@ -8,6 +8,8 @@ Where a function lands follows MXNet: ``_contrib_X`` in ``contrib``, ``_random_X
 ``random``, ``_linalg_X`` in ``linalg``, ``_image_X`` in ``image``, other names starting with
 ``_`` in ``_internal``, the rest at the top. ``op`` holds every name, canonical and alias; it
 is the ``F`` that gradient functions receive.
+
+``input_rule`` is the one hook into every call: ``contrib.amp`` sets it to cast inputs.
 """
 import inspect
 import sys
@@ -16,7 +18,8 @@ import types
 from ..base import AttributeParseError
 from . import registry
 
-__all__ = ['Null', 'make_function', 'populate', 'exposure', 'bind_arguments']
+__all__ = ['Null', 'make_function', 'populate', 'exposure', 'bind_arguments',
+           'apply_input_rule']
 
 _SPACES = (('_contrib_', 'contrib'), ('_linalg_', 'linalg'), ('_random_', 'random'),
            ('_image_', 'image'), ('_sparse_', 'sparse'))
@@ -153,6 +156,25 @@ def _unknown_argument(op, key, pyname):
         f'{inputs}; attributes: {op.describe_attrs()}')
 
 
+# None, or ``rule(op, params, inputs, cast) -> (inputs, params)``, which may rewrite a call before
+# it runs (nd.*) or is recorded (sym.*); ``cast(op_name, inputs, attrs)`` adds an operator call
+# with the same frontend and returns its outputs as a list. Every generated function and the
+# arithmetic of methods.py consult it, so that a block computes the same imperatively and
+# hybridized: contrib.amp's casts.
+input_rule = None
+
+
+def apply_input_rule(op, params, inputs, run):
+    """``input_rule`` on one call; ``run(op, inputs, params, given, hint)`` is the frontend's."""
+    def cast(name, values, attrs):
+        cast_op = registry.get(name)
+        cast_params = cast_op.parse_attrs(attrs)
+        out = run(cast_op, values, cast_params, attrs, cast_op.hint)
+        n = cast_op.num_visible_outputs(cast_params)
+        return [out] if n == 1 else [out[i] for i in range(n)]
+    return input_rule(op, params, inputs, cast)
+
+
 def make_function(op, pyname, invoke, extras, hint=None):
     """The frontend function of ``op`` under ``pyname``: binds, then ``invoke(op, ...)``.
 
@@ -174,6 +196,8 @@ def make_function(op, pyname, invoke, extras, hint=None):
             inputs, params, given, extra = bind_arguments(target, args, kwargs, extras, pyname)
             return invoke(target, inputs, params, given, target.hint, **extra)
         inputs, params, given, extra = bind_arguments(op, args, kwargs, extras, pyname)
+        if input_rule is not None:
+            inputs, params = apply_input_rule(op, params, inputs, invoke)
         if records:
             given = dict(records, **given)
         return invoke(op, inputs, params, given, hint, **extra)

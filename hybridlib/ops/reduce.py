@@ -1,5 +1,5 @@
 """Broadcasting and reductions: broadcast_to/like/axis, sum/mean/prod/nansum/nanprod/max/min,
-norm, argmax/argmin/argmax_channel and moments.
+norm, argmax/argmin/argmax_channel, moments, and all_finite/multi_all_finite (amp's check).
 
 As in MXNet (``broadcast_reduce_op``), broadcasting and reducing are each other's gradients: a
 broadcast sums its gradient back with ``_broadcast_backward`` and a reduction broadcasts its
@@ -620,6 +620,67 @@ class moments:
             gvar = F._backward_mean(ograds[1], x, **spread) * (centred * 2)
             grad = gvar if grad is None else grad + gvar
         return [grad]
+
+
+# -------------------------------------------------------------------------------------------------
+# Finiteness checks: AMP's loss scaler skips a step whose gradients overflowed
+# -------------------------------------------------------------------------------------------------
+
+def _finite_flag(xp, data):
+    flag = xp.ones((1,), np.float32)
+    for d in data:
+        flag *= xp.isfinite(d).all()      # stays on the device: no sync per array
+    return flag
+
+
+def _finite_into(xp, attrs, out, *data):
+    # init_output=False ANDs into what ``out`` holds: how MXNet chains chunks of arrays
+    if attrs.init_output:
+        out[...] = 1
+    out *= _finite_flag(xp, data)
+    return out
+
+
+def _finite_shapes(attrs, *shapes):
+    return list(shapes), [(1,)]
+
+
+def _finite_types(attrs, *dtypes):
+    return list(dtypes), [np.dtype(np.float32)]
+
+
+@register('all_finite')
+class all_finite:
+    """``[1.]`` when every element of ``data`` is finite, else ``[0.]`` (float32).
+
+    With ``init_output=False`` and ``out=``, the result is ANDed into ``out``.
+    """
+    inputs = ('data',)
+    attrs = dict(init_output=Bool(True))
+    infer_shape = _finite_shapes
+    infer_type = _finite_types
+    gradient = zero_gradient
+    compute_into = _finite_into
+
+    def compute(xp, attrs, data):
+        return _finite_flag(xp, [data])
+
+
+@register('multi_all_finite')
+class multi_all_finite:
+    """``[1.]`` when every element of all ``num_arrays`` inputs is finite, else ``[0.]``.
+
+    With ``init_output=False`` and ``out=``, the result is ANDed into ``out``.
+    """
+    variadic = 'num_arrays'
+    attrs = dict(num_arrays=Int(1), init_output=Bool(True))
+    infer_shape = _finite_shapes
+    infer_type = _finite_types
+    gradient = zero_gradient
+    compute_into = _finite_into
+
+    def compute(xp, attrs, *data):
+        return _finite_flag(xp, data)
 
 
 del _row, _name, _what

@@ -1,4 +1,5 @@
-"""Cases for hybridlib/ops/reduce.py: broadcasting, reductions, norm, argmax/argmin, moments.
+"""Cases for hybridlib/ops/reduce.py: broadcasting, reductions, norm, argmax/argmin, moments,
+all_finite/multi_all_finite.
 
 The literals in the plain tests below were read from MXNet 1.9.1.
 """
@@ -240,6 +241,21 @@ MOMENTS_CASES = [
 ]
 
 
+def _finite_ref(*arrays, **attrs):
+    return np.array([float(all(np.isfinite(a).all() for a in arrays))])
+
+
+FINITE_CASES = [
+    Case('all_finite', [S3], ref=_finite_ref, grad=False, name='finite'),
+    Case('all_finite', [np.array([1.0, -np.inf, 2.0])], ref=_finite_ref, grad=False,
+         name='inf'),
+    Case('multi_all_finite', [S3, (2,)], dict(num_arrays=2), ref=_finite_ref, grad=False,
+         name='finite'),
+    Case('multi_all_finite', [S3, np.array([[np.nan, 1.0]])], dict(num_arrays=2),
+         ref=_finite_ref, grad=False, name='nan'),
+]
+
+
 # -------------------------------------------------------------------------------------------------
 # The internal gradient operators
 # -------------------------------------------------------------------------------------------------
@@ -260,7 +276,7 @@ INTERNAL_CASES = [
 ]
 
 CASES = (BROADCAST_CASES + REDUCE_CASES + NORM_CASES + ARG_CASES + MOMENTS_CASES
-         + INTERNAL_CASES)
+         + FINITE_CASES + INTERNAL_CASES)
 
 
 @pytest.mark.parametrize('case', CASES, ids=repr)
@@ -282,6 +298,20 @@ def _grad(op, x, head=None, **attrs):
         head = [nd.ones_like(h) * (i + 1) for i, h in enumerate(heads)]
     autograd.backward(heads, head)
     return y, x.grad.asnumpy()
+
+
+def test_all_finite_chains_into_out():
+    # MXNet 1.9.1: init_output=False ANDs into out=, which is how its LossScaler chains chunks
+    ok, bad = nd.array([1, 2]), nd.array([1, float('inf')])
+    out = nd.ones((1,))
+    nd.multi_all_finite(ok, num_arrays=1, init_output=False, out=out)
+    assert out.asnumpy().tolist() == [1.0]
+    nd.multi_all_finite(bad, num_arrays=1, init_output=False, out=out)
+    nd.multi_all_finite(ok, num_arrays=1, init_output=False, out=out)
+    assert out.asnumpy().tolist() == [0.0]
+    nd.all_finite(ok, out=out)                     # init_output=True starts again from 1
+    assert out.asnumpy().tolist() == [1.0]
+    assert nd.all_finite(nd.array([1, 2], dtype='float16')).dtype == np.float32
 
 
 def test_legacy_shapes():
