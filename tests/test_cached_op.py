@@ -190,6 +190,25 @@ def test_planner_keeps_values_that_an_op_may_alias():
     np.testing.assert_allclose(first[1].asnumpy(), np.tanh([[0.5, 1.0]]) * 2, rtol=1e-6)
 
 
+def test_reshapes_inside_a_graph_are_views_and_returned_ones_are_copies():
+    x = sym.var('x')
+    inner = sym.exp(x)
+    flat = sym.Flatten(inner)
+    out = sym.Group([sym.relu(flat) * 2, sym.Flatten(x), sym.Reshape(inner, shape=(-1,))])
+    op = CachedOp(out, {'static_alloc': True, 'static_shape': True})
+    xv = nd.array(RNG.standard_normal((2, 3, 2)))
+    before = xv.asnumpy().copy()
+    for _ in range(2):      # the second call reuses the static buffers
+        doubled, flat_x, reshaped = op(xv)
+        e = np.exp(before)
+        np.testing.assert_allclose(doubled.asnumpy(), np.maximum(e.reshape(2, 6), 0) * 2,
+                                   rtol=1e-6)
+        np.testing.assert_allclose(reshaped.asnumpy(), e.reshape(-1), rtol=1e-6)
+    assert '.reshape((2, 6))' in op.code                # the inner Flatten is a view
+    flat_x[:] = 0                                       # a returned one shares nothing
+    assert np.array_equal(xv.asnumpy(), before)
+
+
 def test_tracebacks_show_the_generated_line():
     x, i = sym.var('x'), sym.var('i')
     op = CachedOp(sym.take(sym.exp(x), i, mode='raise', name='lookup'))
