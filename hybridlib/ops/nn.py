@@ -99,6 +99,13 @@ class dot:
         ax_a, ax_b = _dot_axes(attrs, lhs.ndim, rhs.ndim)
         return xp.tensordot(lhs, rhs, axes=([ax_a], [ax_b]))
 
+    def kernel(xp, attrs, shapes, dtypes, is_train):
+        if len(shapes[0]) != 2 or len(shapes[1]) != 2 or len(set(dtypes)) != 1 or \
+                dtypes[0] not in (np.float32, np.float64):
+            return None
+        ta, tb, dot = attrs.transpose_a, attrs.transpose_b, xp.matmul
+        return lambda out, a, b: dot(a.T if ta else a, b.T if tb else b, out=out)
+
     def infer_shape(attrs, lhs, rhs):
         if lhs is None or rhs is None:
             return [lhs, rhs], [None]
