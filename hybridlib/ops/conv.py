@@ -427,7 +427,15 @@ def _conv_wgrad(xp, g, x, geo, groups, out=None):
     win = _windows(geo, n, c, x.shape[2:], tuple(g.shape[2:]), f // groups)
     cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
     gm = win.fold(xp, g).reshape(groups, f // groups, -1)
-    xp.matmul(gm, cols.transpose(0, 2, 1), out=out.reshape(groups, f // groups, -1))
+    weights = out.reshape(groups, f // groups, -1)
+    if weights[0].size > 32 * cols.shape[2]:
+        xp.matmul(gm, cols.transpose(0, 2, 1), out=weights)
+        return out
+    # a small weight from many windows (LeNet's): BLAS is faster with the long axis the other
+    # way round, (windows x gradient^T), and the transposed copy of the product is cheap
+    product = workspace(xp, (groups, cols.shape[1], f // groups), x.dtype, part=3)
+    xp.matmul(cols, gm.transpose(0, 2, 1), out=product)
+    weights[...] = product.transpose(0, 2, 1)
     return out
 
 
