@@ -334,9 +334,9 @@ class CachedOp:
         self._plans.clear()
         self._last_key = self._last_plan = None
 
-    def _plan(self, arrays, is_train, grad_mask):
-        key = (tuple([a._data.shape for a in arrays]), tuple([a._data.dtype for a in arrays]),
-               is_train, grad_mask)
+    def _plan(self, datas, ctx, is_train, grad_mask):
+        key = (tuple([d.shape for d in datas]), tuple([d.dtype for d in datas]), is_train,
+               grad_mask)
         if key == self._last_key:
             return self._last_plan
         plan = self._plans.pop(key, None)
@@ -346,7 +346,7 @@ class CachedOp:
             if len(self._plans) >= MAX_PLANS:   # many input shapes: forget the oldest plan
                 old = self._plans.pop(next(iter(self._plans)))
                 linecache.cache.pop(old.filename, None)
-            plan = Plan(self._symbol, self._input_nodes, key[0], key[1], arrays[0]._ctx,
+            plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx,
                         is_train, grad_mask, self._hook and self._hook_mode,
                         self.flags.get('static_alloc', False))
             self._plans[key] = plan
@@ -373,8 +373,8 @@ class CachedOp:
                                for a, d in zip(arrays, self._differentiable)])
             if not any(grad_mask):
                 grad_mask = ()
-        plan = self._plan(arrays, is_train, grad_mask)
         datas = [a._data for a in arrays]
+        plan = self._plan(datas, ctx, is_train, grad_mask)
         if self._hook is None:
             results = plan.forward(*datas)
         else:
