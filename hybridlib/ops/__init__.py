@@ -15,7 +15,8 @@ from . import reduce        # noqa: F401  sum/mean/max/.../norm/argmax, broadcas
 from . import indexing      # noqa: F401  take, pick, one_hot, where, gather_nd, sort, topk, ...
 from . import nn            # noqa: F401  FullyConnected, activations, softmax, Dropout, dot, ...
 from . import loss_ops  # noqa: F401  CTCLoss
-from . import conv          # noqa: F401  Convolution, Deconvolution, Pooling, im2col
+from . import conv          # noqa: F401  Convolution, Deconvolution, im2col, col2im
+from . import pooling       # noqa: F401  Pooling and its gradients
 from . import resize        # noqa: F401  UpSampling, AdaptiveAvgPooling2D, BilinearResize2D
 from . import norm          # noqa: F401  BatchNorm, LayerNorm, InstanceNorm, GroupNorm, ...
 from . import rnn           # noqa: F401  the fused RNN and its parameter packing
