@@ -102,32 +102,41 @@ def _fill_one_unknown(shape, size):
 
 class _Dim:
     """A dimension as ``coef * product of unknown input dimensions`` (their indices in
-    ``syms``), so that unknown dimensions that Reshape only moves around cancel out."""
+    ``syms``), so that unknown dimensions that Reshape only moves around cancel out. ``coef``
+    is an int until a division leaves a remainder (then a Fraction); ``syms`` is None for a
+    known size, so that reshapes of known shapes (every imperative call) stay integer maths."""
     __slots__ = ('coef', 'syms')
 
     def __init__(self, coef, syms=()):
-        self.coef = Fraction(coef)
-        self.syms = Counter(syms)
+        self.coef = coef
+        self.syms = Counter(syms) if syms else None
 
     def __mul__(self, other):
         out = _Dim(self.coef * other.coef)
-        out.syms = self.syms + other.syms
+        if self.syms or other.syms:
+            out.syms = (self.syms or Counter()) + (other.syms or Counter())
         return out
 
     def divide(self, other):
         if other.coef == 0:
             raise ShapeError('cannot infer the -1 of a reshape with a zero-size dimension')
-        out = _Dim(self.coef / other.coef)
-        left = self.syms.copy()
-        left.subtract(other.syms)
-        if any(v < 0 for v in left.values()):
-            return _Dim(0, (-1,))            # not expressible: unknown
-        out.syms = +left
+        a, b = self.coef, other.coef
+        out = _Dim(a // b if isinstance(a, int) and isinstance(b, int) and a % b == 0
+                   else Fraction(a) / b)
+        if other.syms:
+            left = (self.syms or Counter()).copy()
+            left.subtract(other.syms)
+            if any(v < 0 for v in left.values()):
+                return _Dim(0, (-1,))            # not expressible: unknown
+            out.syms = +left or None
+        elif self.syms:
+            out.syms = self.syms.copy()
         return out
 
     def value(self):
         """The size when it is a known integer, else 0."""
-        if self.syms or self.coef.denominator != 1 or self.coef < 0:
+        if self.syms or self.coef < 0 or \
+                isinstance(self.coef, Fraction) and self.coef.denominator != 1:
             return 0
         return int(self.coef)
 
