@@ -96,10 +96,7 @@ def _binary_method(name, reflect=False):
                 return self._apply(rscalar, [self], {'scalar': other}, rhint)
             return self._apply(scalar, [self], {'scalar': other}, shint)
         lhs, rhs = (other, self) if reflect else (self, other)
-        op_name = lhs._pick_binary(rhs, elemwise, broadcast)
-        if frontend.input_rule is not None:
-            lhs, rhs = self._apply_input_rule(op_name, [lhs, rhs])
-        return self._apply(op_name, [lhs, rhs], {}, hint)
+        return self._apply_binary(lhs._pick_binary(rhs, elemwise, broadcast), lhs, rhs, hint)
     method.__name__ = f'__{"r" if reflect else ""}{name}__'
     return method
 
@@ -113,11 +110,8 @@ def _compare_method(name):
             return NotImplemented
         if _is_scalar(other):
             return self._apply(scalar, [self], {'scalar': other}, scalar)
-        op_name = self._pick_binary(other, elemwise, broadcast)
-        lhs, rhs = self, other
-        if frontend.input_rule is not None:
-            lhs, rhs = self._apply_input_rule(op_name, [lhs, rhs])
-        return self._apply(op_name, [lhs, rhs], {}, elemwise)
+        return self._apply_binary(self._pick_binary(other, elemwise, broadcast), self, other,
+                                  elemwise)
     method.__name__ = f'__{name}__'
     return method
 
@@ -161,14 +155,17 @@ class ArrayMethods:
             return other
         return NotImplemented
 
-    def _apply_input_rule(self, op_name, inputs):
-        """The inputs of ``op_name`` after ``frontend.input_rule`` (amp's casts), which the
-        generated functions apply themselves."""
-        op = registry.get(op_name)
+    def _apply_binary(self, op_name, lhs, rhs, hint):
+        """``op_name`` on two arrays, after ``frontend.input_rule`` (amp's casts) as the
+        generated functions apply it."""
+        inputs = [lhs, rhs]
+        if frontend.input_rule is not None:
+            op = registry.get(op_name)
 
-        def run(cast_op, values, params, attrs, hint):
-            return self._apply(cast_op.name, values, attrs, hint)
-        return frontend.apply_input_rule(op, op.parse_attrs({}), inputs, run)[0]
+            def run(cast_op, values, params, attrs, cast_hint):
+                return self._apply(cast_op.name, values, attrs, cast_hint)
+            inputs = frontend.apply_input_rule(op, op.parse_attrs({}), inputs, run)[0]
+        return self._apply(op_name, inputs, {}, hint)
 
     def _pick_binary(self, other, elemwise, broadcast):
         """The elementwise op when both shapes are known and equal, else the broadcasting op."""

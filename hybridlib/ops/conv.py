@@ -251,6 +251,9 @@ def _col2im(xp, cols, geo, image):
 
 # multiply-adds that cost about as much as copying one element (measured on float32 BLAS)
 _WIDE_COST = 32
+# the weight gradient is windows x gradient^T while the weight has at most this many elements
+# per window position (measured: LeNet's small weights gain, ResNet's large ones lose up to 6x)
+_SMALL_WEIGHT = 32
 
 
 class _Windows:
@@ -264,21 +267,21 @@ class _Windows:
     padded[1] * ...), so that each kernel offset is one contiguous run of the flat padded image
     and the matrix one strided copy with long inner runs; the extra positions are dropped by
     ``unfold``, zero in ``fold`` (so ``scatter`` adds nothing for them). Each extra position
-    costs the matmul ``rows`` (the matmul's other dimension: filters) multiply-adds per window
-    element against one copied element saved, so small images with many filters (ResNet's
+    costs the matmul ``other`` (its other dimension: the filters of a group) multiply-adds per
+    window element against one copied element saved, so small images with many filters (ResNet's
     7x7 stage: 29% more positions, 512 filters) take the exact windows. Otherwise P = prod(out)
     and each kernel offset is a copy clipped to the image (``_taps``), with zeros where a
     window overhangs it.
     """
 
-    def __init__(self, geo, n, c, image, grid, rows):
+    def __init__(self, geo, n, c, image, grid, other):
         self.geo, self.n, self.c, self.image, self.grid = geo, n, c, image, grid
         nd = len(grid)
         self.padded = tuple(i + 2 * p for i, p in zip(image, geo.pad))
-        wide = (grid[0],) + self.padded[1:]
-        extra = math.prod(wide) - math.prod(grid)
+        wide, exact = (grid[0],) + self.padded[1:], math.prod(grid)
+        extra = math.prod(wide) - exact
         self.wide = set(geo.stride) == {1} and nd > 1 and \
-            extra <= 0.5 * math.prod(grid) and extra * rows <= _WIDE_COST * math.prod(grid)
+            extra <= 0.5 * exact and extra * other <= _WIDE_COST * exact
         self.positions = wide if self.wide else grid
         self.p = math.prod(self.positions)
         self.valid = (_S, _S) + tuple(slice(0, m) for m in grid)
@@ -289,8 +292,9 @@ class _Windows:
             self.border = [(_S, _S) + (_S,) * d + (edge,) for d, (p, i) in
                            enumerate(zip(geo.pad, image)) if p
                            for edge in (slice(0, p), slice(p + i, None))]
+            self.image_size = math.prod(self.padded)
             # the last window of a row reads past the image's end by the kernel's overhang
-            self.flat = math.prod(self.padded) + sum(
+            self.flat = self.image_size + sum(
                 d * (k - 1) * r for k, d, r in zip(geo.kernel[1:], geo.dilate[1:], rows[1:]))
             self.steps = tuple(d * r for d, r in zip(geo.dilate, rows))
             self.runs = [(kk, sum(k * st for k, st in zip(kk, self.steps)))
@@ -305,11 +309,10 @@ class _Windows:
         """The windows of x (N, C, *image) as a (C * prod(kernel), N * P) matrix."""
         cols = workspace(xp, self.cols_shape, x.dtype)
         if self.wide:
-            flat = self._flat(xp, x.dtype)
-            image = flat[:, :, :math.prod(self.padded)].reshape(x.shape[:2] + self.padded)
+            flat, image = self._flat(xp, x.dtype)
             for slab in self.border:        # zero the padding only: the rest is written next
                 image[slab] = 0
-            flat[:, :, math.prod(self.padded):] = 0
+            flat[:, :, self.image_size:] = 0
             image[self.interior] = x
             unit = flat.itemsize
             sn, sc = flat.strides[:2]
@@ -329,13 +332,12 @@ class _Windows:
         """Sum a (C * prod(kernel), N * P) matrix of windows back into out (N, C, *image)."""
         cols = cols.reshape(self.cols_shape)
         if self.wide:
-            flat = self._flat(xp, cols.dtype)
+            flat, image = self._flat(xp, cols.dtype)
             flat.fill(0)
             for kk, start in self.runs:
                 run = flat[:, :, start:start + self.p]
                 xp.add(run, cols[(_S,) + kk].swapaxes(0, 1), out=run)
-            out[...] = flat[:, :, :math.prod(self.padded)].reshape(
-                out.shape[:2] + self.padded)[self.interior]
+            out[...] = image[self.interior]
             return out
         grid = cols.reshape(cols.shape[:-1] + self.grid)
         out.fill(0)
@@ -363,12 +365,15 @@ class _Windows:
         return out.reshape(out.shape[1], -1) if self.n == 1 and not self.wide else None
 
     def _flat(self, xp, dtype):
-        return workspace(xp, (self.n, self.c, self.flat), dtype, part=2)
+        """The flat padded images (N, C, flat) in the workspace, and their (N, C, *padded)
+        view."""
+        flat = workspace(xp, (self.n, self.c, self.flat), dtype, part=2)
+        return flat, flat[:, :, :self.image_size].reshape((self.n, self.c) + self.padded)
 
 
 @functools.lru_cache(maxsize=256)
-def _windows(geo, n, c, image, grid, rows):
-    return _Windows(geo, n, c, tuple(image), tuple(grid), rows)
+def _windows(geo, n, c, image, grid, other):
+    return _Windows(geo, n, c, tuple(image), tuple(grid), other)
 
 
 def _is_pointwise(geo):
@@ -424,7 +429,7 @@ def _conv_wgrad(xp, g, x, geo, groups, out=None):
     cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
     gm = win.fold(xp, g).reshape(groups, f // groups, -1)
     weights = out.reshape(groups, f // groups, -1)
-    if weights[0].size > 32 * cols.shape[2]:
+    if weights[0].size > _SMALL_WEIGHT * cols.shape[2]:
         xp.matmul(gm, cols.transpose(0, 2, 1), out=weights)
         return out
     # a small weight from many windows (LeNet's): BLAS is faster with the long axis the other
