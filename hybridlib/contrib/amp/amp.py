@@ -291,46 +291,33 @@ def unscale(optimizer_or_trainer):
 # The lists
 # -------------------------------------------------------------------------------------------------
 
-def list_lp16_ops(target_dtype):
-    """The default list of operators run in low precision."""
-    _target_dtype(target_dtype)
-    return lists.FP16_FUNCS
+def _listing(name, values, doc):
+    """``amp.<name>(target_dtype)``: ``values`` after checking the target dtype."""
+    def listing(target_dtype):
+        _target_dtype(target_dtype)
+        return values
+    listing.__name__ = listing.__qualname__ = name
+    listing.__doc__ = doc
+    return listing
 
 
-def list_fp32_ops(target_dtype):
-    """The default list of operators run in float32."""
-    _target_dtype(target_dtype)
-    return lists.FP32_FUNCS
-
-
-def list_lp16_fp32_ops(target_dtype):
-    """The operators that run in either precision (not cast)."""
-    _target_dtype(target_dtype)
-    return lists.FP16_FP32_FUNCS
-
-
-def list_conditional_fp32_ops(target_dtype):
-    """(operator, attribute, values) run in float32 for those attribute values."""
-    _target_dtype(target_dtype)
-    return lists.CONDITIONAL_FP32_FUNCS
-
-
-def list_widest_type_cast(target_dtype):
-    """The operators whose inputs are brought to their widest type."""
-    _target_dtype(target_dtype)
-    return lists.WIDEST_TYPE_CASTS
-
-
-def list_loss_output_functions(target_dtype):
-    """The loss-output operators whose ``grad_scale`` follows the loss scale."""
-    _target_dtype(target_dtype)
-    return lists.LOSS_OUTPUT_FUNCTIONS
-
-
-def list_lp16_use_fp32_params(target_dtype):
-    """Parameters kept in float32 by low-precision operators: none for float16."""
-    _target_dtype(target_dtype)
-    return None
+list_lp16_ops = _listing('list_lp16_ops', lists.FP16_FUNCS,
+                         'The default list of operators run in low precision.')
+list_fp32_ops = _listing('list_fp32_ops', lists.FP32_FUNCS,
+                         'The default list of operators run in float32.')
+list_lp16_fp32_ops = _listing('list_lp16_fp32_ops', lists.FP16_FP32_FUNCS,
+                              'The operators that run in either precision (not cast).')
+list_conditional_fp32_ops = _listing(
+    'list_conditional_fp32_ops', lists.CONDITIONAL_FP32_FUNCS,
+    '(operator, attribute, values) run in float32 for those attribute values.')
+list_widest_type_cast = _listing('list_widest_type_cast', lists.WIDEST_TYPE_CASTS,
+                                 'The operators whose inputs are brought to their widest type.')
+list_loss_output_functions = _listing(
+    'list_loss_output_functions', lists.LOSS_OUTPUT_FUNCTIONS,
+    "The loss-output operators whose ``grad_scale`` follows the loss scale.")
+list_lp16_use_fp32_params = _listing(
+    'list_lp16_use_fp32_params', None,
+    'Parameters kept in float32 by low-precision operators: none for float16.')
 
 
 # -------------------------------------------------------------------------------------------------
