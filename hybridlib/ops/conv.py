@@ -254,6 +254,11 @@ _WIDE_COST = 32
 # the weight gradient is windows x gradient^T while the weight has at most this many elements
 # per window position (measured: LeNet's small weights gain, ResNet's large ones lose up to 6x)
 _SMALL_WEIGHT = 32
+# a convolution by kernel rows needs products at least this deep (LeNet's first layer, 1
+# channel x 5 rows, is faster as one matmul over all 25 offsets) and this many positions per
+# image, its matmuls being one per image (ResNet's 8x8 stage at batch 8 is slower by rows)
+_ROWS_MIN_DEPTH = 32
+_ROWS_MIN_POSITIONS = 512
 
 
 class _Windows:
@@ -309,11 +314,7 @@ class _Windows:
         """The windows of x (N, C, *image) as a (C * prod(kernel), N * P) matrix."""
         cols = workspace(xp, self.cols_shape, x.dtype)
         if self.wide:
-            flat, image = self._flat(xp, x.dtype)
-            for slab in self.border:        # zero the padding only: the rest is written next
-                image[slab] = 0
-            flat[:, :, self.image_size:] = 0
-            image[self.interior] = x
+            flat = self._padded(xp, x)
             unit = flat.itemsize
             sn, sc = flat.strides[:2]
             view = xp.lib.stride_tricks.as_strided(
@@ -364,6 +365,57 @@ class _Windows:
         """out (N, F, *out) as an (F, N * P) matrix when the layouts coincide, else None."""
         return out.reshape(out.shape[1], -1) if self.n == 1 and not self.wide else None
 
+    def by_rows(self, f, groups):
+        """Whether ``convolve_rows`` beats gather + one matmul for f filters: it copies the
+        windows of the leading kernel axes only (a 3x3 kernel: 3 copies of each image instead
+        of 9), at the price of one pass over the output per other offset of the last axis and
+        of the weight reordered per call: it pays while the copies saved outnumber the weight's
+        elements and the products are deep and long enough (measured on float32 numpy)."""
+        if not self.wide:
+            return False
+        last = self.geo.kernel[-1]
+        return last > 1 and self.p >= _ROWS_MIN_POSITIONS and \
+            self.c // groups * len(self.runs) // last >= _ROWS_MIN_DEPTH and \
+            (last - 1) * self.n * self.p * groups >= f * last
+
+    def convolve_rows(self, xp, x, w, groups, out):
+        """The convolution of x with w (F, C / groups, *kernel) written into out (N, F, *grid),
+        by kernel rows (wide positions only). The windows of the leading kernel axes are copied
+        once, each a run of the flat padded image long enough for every offset of the last
+        axis; the windows of one offset of the last axis are then a strided view of that
+        matrix, and the convolution one matmul per offset of the last axis, summed."""
+        n, c, f, last = self.n, self.c, w.shape[0], self.geo.kernel[-1]
+        step = self.steps[-1]
+        starts = [start for kk, start in self.runs if kk[-1] == 0]
+        length = self.p + (last - 1) * step
+        flat = self._padded(xp, x)
+        cols = workspace(xp, (n, c, len(starts), length), x.dtype)
+        for j, start in enumerate(starts):
+            cols[:, :, j] = flat[:, :, start:start + length]
+        cols = cols.reshape(n, groups, -1, length)
+        # the weight of one offset of the last axis is a strided (F, C / groups * rows) matrix
+        weights = workspace(xp, (last, groups, f // groups, cols.shape[2]), w.dtype, part=3)
+        by_offset = w.reshape(groups, f // groups, -1, last)
+        total = workspace(xp, (n, groups, f // groups, self.p), x.dtype, part=1)
+        term = workspace(xp, total.shape, x.dtype, part=4)
+        for j in range(last):
+            weights[j] = by_offset[..., j]
+            xp.matmul(weights[j], cols[..., j * step:j * step + self.p], out=term if j else total)
+            if j:
+                xp.add(total, term, out=total)
+        out[...] = total.reshape((n, f) + self.positions)[self.valid]
+        return out
+
+    def _padded(self, xp, x):
+        """x (N, C, *image) written into the flat padded images of the workspace, which it
+        returns (N, C, flat): zeros on the border and past the end, x inside."""
+        flat, image = self._flat(xp, x.dtype)
+        for slab in self.border:        # zero the padding only: the rest is written next
+            image[slab] = 0
+        flat[:, :, self.image_size:] = 0
+        image[self.interior] = x
+        return flat
+
     def _flat(self, xp, dtype):
         """The flat padded images (N, C, flat) in the workspace, and their (N, C, *padded)
         view."""
@@ -393,6 +445,8 @@ def _conv(xp, x, w, geo, groups, out=None):
         return xp.matmul(wm, x.reshape(n, groups, c // groups, -1),
                          out=out.reshape(n, groups, f // groups, -1)).reshape(out.shape)
     win = _windows(geo, n, c, x.shape[2:], grid, f // groups)
+    if win.by_rows(f, groups):
+        return win.convolve_rows(xp, x, w, groups, out)
     cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
     direct = win.direct(out)
     target = direct if direct is not None else \
