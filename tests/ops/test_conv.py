@@ -217,33 +217,42 @@ def test_conv(case):
     check_case(case)
 
 
-ROWS_CASES = [  # (data, weight, attributes): stride-1 geometries the convolution by rows serves
+PATH_CASES = [  # (data, weight, attributes): stride-1 geometries all three paths can take
     ((1, 32, 24, 24), (16, 32, 3, 3), dict(pad=(1, 1))),
     ((2, 4, 6, 7), (4, 2, 3, 2), dict(pad=(1, 0), dilate=(1, 2), num_group=2)),
     ((1, 3, 4, 8, 8), (2, 3, 2, 3, 2), dict(pad=(1, 1, 0), dilate=(2, 1, 1))),
 ]
+STRIDED_CASES = [   # and geometries the convolution by rows cannot take
+    ((2, 3, 7, 6), (4, 3, 3, 2), dict(pad=(1, 1), stride=(2, 1))),
+    ((1, 4, 9, 8), (4, 2, 3, 3), dict(pad=(0, 2), stride=(2, 3), dilate=(2, 1), num_group=2)),
+]
+# thresholds that send every convolution down one path
+PATHS = {'per_image': dict(_THIN_DEPTH=10 ** 9),
+         'rows': dict(_THIN_DEPTH=-1, _ROWS_MIN_DEPTH=0, _ROWS_MIN_POSITIONS=0),
+         'windows': dict(_THIN_DEPTH=-1, _ROWS_MIN_DEPTH=10 ** 9)}
 
 
-@pytest.mark.parametrize('data, weight, attrs', ROWS_CASES)
-def test_convolution_by_rows_matches_windows(monkeypatch, data, weight, attrs):
-    """The convolution by kernel rows (leading-axis windows copied once, the last axis's
-    offsets as views) gives the reference's numbers, as the one-matmul path does; the small
-    cases lower the thresholds that would otherwise send them to that path."""
+@pytest.mark.parametrize('path, data, weight, attrs',
+                         [(path,) + case for path in PATHS for case in PATH_CASES] +
+                         [(path,) + case for path in ('per_image', 'windows')
+                          for case in STRIDED_CASES])
+def test_convolution_paths_agree(monkeypatch, path, data, weight, attrs):
+    """The three forward paths (one matmul per image, by kernel rows, one matmul over all
+    windows) give the reference's numbers; the size thresholds that choose among them are
+    overridden so each geometry takes each path."""
     from hybridlib.ops import conv
+    for name, value in PATHS[path].items():
+        monkeypatch.setattr(conv, name, value)
     x, w = _fixed(data).astype(np.float32), _fixed(weight).astype(np.float32)
     kernel = weight[2:]
-    full = dict(attrs, kernel=kernel, stride=(1,) * len(kernel), num_filter=weight[0])
-    geo = conv.Geom(kernel, full['stride'], full.get('dilate', (1,) * len(kernel)), full['pad'])
+    full = dict(dict(stride=(1,) * len(kernel), dilate=(1,) * len(kernel)), **attrs,
+                kernel=kernel, num_filter=weight[0])
+    geo = conv.Geom(kernel, full['stride'], full['dilate'], full['pad'])
     want = conv_ref(x.astype(np.float64), w.astype(np.float64), **full)
     groups = attrs.get('num_group', 1)
-    if data[1] < 32:
-        monkeypatch.setattr(conv, '_ROWS_MIN_DEPTH', 0)
-        monkeypatch.setattr(conv, '_ROWS_MIN_POSITIONS', 0)
-    win = conv._windows(geo, data[0], data[1], data[2:], want.shape[2:], weight[0] // groups)
-    assert win.by_rows(weight[0], groups)
-    np.testing.assert_allclose(conv._conv(np, x, w, geo, groups), want, rtol=1e-4, atol=1e-5)
-    monkeypatch.setattr(conv, '_ROWS_MIN_DEPTH', 10 ** 9)
-    assert not win.by_rows(weight[0], groups)
+    if path != 'per_image':
+        win = conv._windows(geo, data[0], data[1], data[2:], want.shape[2:], weight[0] // groups)
+        assert win.by_rows(weight[0], groups) == (path == 'rows')
     np.testing.assert_allclose(conv._conv(np, x, w, geo, groups), want, rtol=1e-4, atol=1e-5)
 
 
