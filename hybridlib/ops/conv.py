@@ -307,6 +307,10 @@ class _Windows:
             self.steps = tuple(d * r for d, r in zip(geo.dilate, rows))
             self.runs = [(kk, sum(k * st for k, st in zip(kk, self.steps)))
                          for kk in itertools.product(*(range(k) for k in geo.kernel))]
+            # convolve_rows: the runs of the leading kernel axes, each long enough for every
+            # offset of the last axis
+            self.row_starts = [start for kk, start in self.runs if kk[-1] == 0]
+            self.row_length = self.p + (geo.kernel[-1] - 1) * self.steps[-1]
         else:
             copies, zeros = _window_copies(geo, image, grid)
             # (N, C, *kernel, *out) indexes of _window_copies in the (C, *kernel, N, *out) order
@@ -378,7 +382,7 @@ class _Windows:
             return False
         last = self.geo.kernel[-1]
         return last > 1 and self.p >= _ROWS_MIN_POSITIONS and \
-            self.c // groups * len(self.runs) // last >= _ROWS_MIN_DEPTH and \
+            self.c // groups * len(self.row_starts) >= _ROWS_MIN_DEPTH and \
             (last - 1) * self.n * self.p * groups >= f * last
 
     def convolve_rows(self, xp, x, w, groups, out):
@@ -388,9 +392,7 @@ class _Windows:
         axis; the windows of one offset of the last axis are then a strided view of that
         matrix, and the convolution one matmul per offset of the last axis, summed."""
         n, c, f, last = self.n, self.c, w.shape[0], self.geo.kernel[-1]
-        step = self.steps[-1]
-        starts = [start for kk, start in self.runs if kk[-1] == 0]
-        length = self.p + (last - 1) * step
+        step, starts, length = self.steps[-1], self.row_starts, self.row_length
         flat = self._padded(xp, x)
         cols = workspace(xp, (n, c, len(starts), length), x.dtype)
         for j, start in enumerate(starts):
