@@ -1,26 +1,41 @@
 """hybridlib: MXNet 1.x Gluon, re-implemented in Python on numpy 2 (CPU) and cupy (GPU).
 
-``import hybridlib as mx`` gives the names a Gluon script uses from ``mxnet``.
+``import hybridlib as mx`` gives the names a Gluon script uses from ``mxnet``, and
+``install_mxnet_alias()`` (or ``python -m hybridlib SCRIPT.py``) makes ``import mxnet`` itself
+give hybridlib, for code that cannot be edited. ``mx.__version__`` is the MXNet release whose
+API this serves ('1.9.1'); hybridlib's own version is ``hybridlib.libinfo.hybridlib_version``.
 """
 from .base import MXNetError
-from . import base, context
+from . import base, context, libinfo
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus
 from . import ops                    # registers every operator
-from . import autograd, name, attribute, random
+from . import autograd, name, attribute, random, random as rnd
 from . import ndarray, symbol, executor
 from .attribute import AttrScope
 from . import ndarray as nd
 from . import symbol as sym
 from . import initializer, initializer as init
 from . import parameter, block, cached_op, nn
+ndarray.CachedOp = ndarray.op.CachedOp = cached_op.NDArrayCachedOp   # mx.nd.CachedOp
 from . import optimizer, lr_scheduler, metric, kvstore, recordio
 from . import kvstore as kv
 from . import gluon, contrib
+from . import io, image, image as img, operator, test_utils
+from . import engine, error, log, registry, runtime, util
+from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
+                   use_np_array, use_np_shape)
+from .mxnet_alias import install_mxnet_alias, uninstall_mxnet_alias
+from . import layout as _layout
 
-__version__ = '0.1.0'
+__version__ = libinfo.__version__
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
-           'nd', 'ndarray', 'sym', 'symbol', 'autograd', 'random', 'context', 'base', 'name',
-           'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
+           'nd', 'ndarray', 'sym', 'symbol', 'autograd', 'random', 'rnd', 'context', 'base',
+           'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
            'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
-           'kvstore', 'kv', 'recordio', 'contrib']
+           'kvstore', 'kv', 'recordio', 'contrib', 'io', 'image', 'img', 'operator', 'test_utils',
+           'engine', 'error', 'log', 'registry', 'runtime', 'util', 'libinfo', 'is_np_array',
+           'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np', 'use_np_array',
+           'use_np_shape', 'install_mxnet_alias', 'uninstall_mxnet_alias']
+
+_layout.register(__import__(__name__))

@@ -15,11 +15,12 @@ gradients come from the same rules.
 import threading
 import weakref
 
-from .base import MXNetError
+from .base import MXNetAssertionError, MXNetError
+from .ops.registry import OpDef, Params
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backward', 'grad',
-           'get_symbol', 'backprop', 'topo_order', 'TapeNode', 'Variable']
+           'get_symbol', 'backprop', 'topo_order', 'TapeNode', 'Variable', 'Function']
 
 
 class _State(threading.local):
@@ -115,10 +116,11 @@ class TapeNode:
     def __init__(self, op, params, inputs, outputs, is_train):
         self.op = op
         self.params = params
-        self.inputs = [x._entry for x in inputs]
+        self.inputs = [_live_entry(x) for x in inputs]
         self.input_values = list(inputs)
         self.outputs = [o._data for o in outputs]   # buffers, not NDArrays: no reference cycle
-        self.ctx = outputs[0]._ctx
+        # an operator may write its inputs and return nothing (reset_arrays)
+        self.ctx = (outputs or inputs)[0]._ctx
         self.is_train = is_train
         self.freed = False
 
@@ -139,6 +141,16 @@ class TapeNode:
         self.input_values = None
         self.outputs = None
         self.freed = True
+
+
+def _live_entry(array):
+    """``array``'s place on the tape, or None once a backward has freed its graph: as in MXNet
+    1.x, the array is then a constant of whatever is recorded next (how a truncated-BPTT loop
+    carries ``h = nd.tanh(w * h + 1)`` from one iteration to the next)."""
+    entry = array._entry
+    if entry is not None and getattr(entry[0], 'freed', False):
+        array._entry = entry = None
+    return entry
 
 
 def record_op(op, params, inputs, outputs, is_train):
@@ -208,16 +220,20 @@ def backprop(heads, head_grads, F, node_values, order=None, keep=(), is_train=No
     Returns ``{entry: gradient}`` for leaf entries (``op is None``) and for the entries in
     ``keep``; sums of several contributions use ``F.elemwise_add``. ``is_train`` overrides the
     nodes' own mode (a Symbol graph is differentiated for one mode).
+
+    With ``keep``, only the nodes on a path to a kept entry are differentiated: an operator
+    without a gradient (a random shuffle of the data) may then sit anywhere else, as in MXNet.
     """
     if order is None:
         order = topo_order([e[0] for e in heads])
     keep = set(keep)
+    live = _leading_to({id(e[0]) for e in keep}, order) if keep else None
     grads = {}
     for entry, g in zip(heads, head_grads):
         _accumulate(grads, entry, g, F)
     result = {}
     for node in reversed(order):
-        if node.op is None:
+        if node.op is None or live is not None and id(node) not in live:
             continue
         n_out = node.op.num_outputs(node.params)
         ograds = []
@@ -245,6 +261,15 @@ def backprop(heads, head_grads, F, node_values, order=None, keep=(), is_train=No
         if entry[0].op is None or entry in keep:
             result[entry] = g
     return result
+
+
+def _leading_to(targets, order):
+    """ids of the nodes of ``order`` (inputs first) from which a target node is reached."""
+    live = set(targets)
+    for node in order:
+        if any(e is not None and id(e[0]) in live for e in node.inputs):
+            live.add(id(node))
+    return live
 
 
 def _accumulate(grads, entry, g, F):
@@ -362,3 +387,105 @@ def get_symbol(x):
     """The recorded computation that produced ``x``, as a Symbol (variables become ``var``s)."""
     from .symbol import tape_to_symbol
     return tape_to_symbol(x)
+
+
+# -------------------------------------------------------------------------------------------------
+# Function: a computation with a hand-written backward
+# -------------------------------------------------------------------------------------------------
+
+class Function:
+    """Customize differentiation in autograd.
+
+    ``forward`` computes on NDArrays (not recorded: it may go through numpy); ``backward``
+    takes one gradient per output of ``forward`` and returns one per input. Called under
+    ``record()``, the call is one tape entry whose gradient is ``backward``. For example, a
+    stable sigmoid::
+
+        class sigmoid(mx.autograd.Function):
+            def forward(self, x):
+                y = 1 / (1 + mx.nd.exp(-x))
+                self.save_for_backward(y)
+                return y
+
+            def backward(self, dy):
+                y, = self.saved_tensors
+                return dy * y * (1 - y)
+
+        func = sigmoid()
+        with mx.autograd.record():
+            m = func(x)
+        m.backward()
+
+    An instance can be called once. An output of ``forward`` that is one of its inputs (or
+    already in a graph) comes back as a new NDArray over the same data, so that the input keeps
+    its own place on the tape.
+    """
+
+    def __init__(self):
+        self._used = False
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *args):
+        """Keep ``args`` for ``backward`` as ``self.saved_tensors``."""
+        self.saved_tensors = args
+
+    def __call__(self, *inputs):
+        from .ndarray import NDArray
+        if self._used:
+            raise MXNetAssertionError('Each Function instance can only be called once. '
+                                      'Please create another instance.')
+        self._used = True
+        prev = set_recording(False)
+        try:
+            outputs = self.forward(*inputs)
+        finally:
+            set_recording(prev)
+        if not prev:
+            return outputs
+        single = isinstance(outputs, NDArray)
+        outs = [outputs] if single else list(outputs)
+        name = type(self).__name__
+        for what, values in (('inputs', inputs), ('outputs', outs)):
+            for v in values:
+                if not isinstance(v, NDArray):
+                    raise TypeError(f'{name}: autograd.Function {what} must be NDArrays, '
+                                    f'got {type(v).__name__}')
+        placed = []
+        for out in outs:
+            if out._entry is not None or any(out is x for x in list(inputs) + placed):
+                out = NDArray(out._data, out._ctx)
+            placed.append(out)
+        op = OpDef('_CustomFunction', compute=None, gradient=self._gradient,
+                   num_outputs=len(placed))
+        record_op(op, Params(), list(inputs), placed, is_training())
+        if single:
+            return placed[0]
+        return tuple(placed) if isinstance(outputs, tuple) else placed
+
+    def _gradient(self, F, attrs, inputs, outputs, ograds):
+        name = type(self).__name__
+        ograds = [_zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
+        rets = self.backward(*ograds)
+        rets = [rets] if not isinstance(rets, (list, tuple)) else list(rets)
+        if len(rets) != len(inputs):
+            raise MXNetAssertionError(
+                f'{name}.backward must return exactly the same number of NDArrays as the '
+                f'number of NDArrays arguments to forward. Expecting {len(inputs)} got '
+                f'{len(rets)}')
+        for i, (ret, x) in enumerate(zip(rets, inputs)):
+            if not isinstance(ret, type(x)):
+                raise MXNetAssertionError(f'autograd.Function.backward must return NDArrays, '
+                                          f'not {type(ret)} ({name}, gradient {i})')
+            if ret.shape != x.shape:
+                raise MXNetError(f'{name}.backward: gradient {i} has shape {ret.shape}, its '
+                                 f'input has shape {x.shape}')
+        return rets
+
+    def forward(self, *inputs):
+        """Forward computation."""
+        raise NotImplementedError
+
+    def backward(self, *output_grads):
+        """Backward computation: as many inputs as forward's outputs, returns as many NDArrays
+        as forward's inputs."""
+        raise NotImplementedError

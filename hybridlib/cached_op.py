@@ -33,7 +33,7 @@ from .ops.registry import OpDef, Params
 from .planner import plan_buffers, writes_into
 from .symbol import infer_graph, topo_nodes
 
-__all__ = ['CachedOp', 'Plan', 'VALID_FLAGS']
+__all__ = ['CachedOp', 'NDArrayCachedOp', 'Plan', 'VALID_FLAGS']
 
 VALID_FLAGS = ('static_alloc', 'static_shape', 'inline_limit', 'forward_bulk_size',
                'backward_bulk_size')
@@ -401,6 +401,26 @@ class CachedOp:
         nodes = topo_nodes(self._symbol._outputs)
         run_graph(nodes, values, autograd.is_training())
         return [values[e] for e in self._symbol._outputs]
+
+
+class NDArrayCachedOp(CachedOp):
+    """``mx.nd.CachedOp(sym, flags)``: MXNet's calling convention around a CachedOp.
+
+    ``op(*arrays, out=None, default_ctx=None)`` returns the single output as an NDArray (a
+    list for several), or writes them into ``out``.
+    """
+
+    def __call__(self, *args, out=None, default_ctx=None):
+        outs = super().__call__(*args)
+        if out is not None:
+            targets = out if isinstance(out, (list, tuple)) else [out]
+            if len(targets) != len(outs):
+                raise MXNetError(f'CachedOp has {len(outs)} outputs, out= gives '
+                                 f'{len(targets)} arrays')
+            for target, value in zip(targets, outs):
+                target[:] = value
+            return out
+        return outs[0] if len(outs) == 1 else outs
 
 
 class _BackwardOp(OpDef):

@@ -11,7 +11,7 @@ import numpy as np
 from .base import MXNetError
 
 __all__ = ['Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
-           'array_module_of', 'context_of_array', 'transfer']
+           'gpu_memory_info', 'array_module_of', 'context_of_array', 'transfer']
 
 _DEVICE_TYPES = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned', 5: 'cpu_shared'}
 _DEVICE_TYPEIDS = {name: tid for tid, name in _DEVICE_TYPES.items()}
@@ -123,6 +123,13 @@ def num_gpus():
         except Exception:  # noqa: BLE001 - no cupy, no driver, no device all mean "none"
             _gpu_count = 0
     return _gpu_count
+
+
+def gpu_memory_info(device_id=0):
+    """(free, total) bytes of memory on GPU ``device_id``, as the CUDA driver reports them."""
+    cuda = _import_cupy().cuda
+    with cuda.Device(device_id):
+        return cuda.runtime.memGetInfo()
 
 
 def _cupy_for(ctx):

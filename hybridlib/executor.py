@@ -6,6 +6,8 @@ backward graph is built by ``gradient_graph`` with the same ``autograd.backprop`
 registered gradients as imperative autograd, with Symbols as values; an Executor runs it with
 the interpreter, reusing the values its forward pass computed.
 """
+import numpy as np
+
 from . import autograd
 from .base import MXNetError
 from .context import current_context
@@ -187,6 +189,8 @@ class Executor:
             out_grads = [None] * len(self.outputs)
         elif isinstance(out_grads, NDArray):
             out_grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            out_grads = [out_grads[k] for k in self._symbol.list_outputs()]
         values = dict(self._values)
         for head, g, out in zip(heads, out_grads, self.outputs):
             if g is None:
@@ -200,6 +204,13 @@ class Executor:
                 buf._data += result._data
             else:
                 buf._data[...] = result._data
+
+    def debug_str(self):
+        """The bound graph (``Symbol.debug_str``) and the memory of the bound arrays."""
+        arrays = list(self.arg_dict.values()) + list(self.aux_dict.values()) + [
+            g for g in self.grad_dict.values() if g is not None] + list(self.outputs)
+        total = sum(a.size * np.dtype(a.dtype).itemsize for a in arrays)
+        return self._symbol.debug_str() + f'Total {total >> 20} MB allocated\n'
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy parameter values into the bound arrays."""

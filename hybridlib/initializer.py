@@ -25,7 +25,7 @@ from .base import MXNetAssertionError
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'alias', 'create', 'Load', 'Mixed', 'Zero',
            'One', 'Constant', 'Uniform', 'Normal', 'Orthogonal', 'Xavier', 'MSRAPrelu',
-           'Bilinear', 'LSTMBias']
+           'Bilinear', 'LSTMBias', 'FusedRNN']
 
 
 _REGISTRY = {}
@@ -529,3 +529,86 @@ class LSTMBias(Initializer):
         arr[:] = 0.0
         num_hidden = int(arr.shape[0] / 4)
         arr[num_hidden:2 * num_hidden] = self.forget_bias
+
+
+# the gates of each fused RNN mode, as the legacy FusedRNNCell names its unpacked weights
+_FUSED_GATES = {'lstm': ('_i', '_f', '_c', '_o'), 'gru': ('_r', '_z', '_o'),
+                'rnn_relu': ('',), 'rnn_tanh': ('',)}
+
+
+@register
+class FusedRNN(Initializer):
+    """Initializes the flat parameter vector of a fused RNN (the ``RNN`` operator) one matrix
+    at a time, as MXNet's legacy ``FusedRNNCell`` unpacks it: ``l0_i2h_i_weight``,
+    ``r1_h2h_f_bias``, ... with ``init`` (or the global initializer when None); every
+    ``_f_bias`` of an LSTM is ``forget_bias``.
+
+    Parameters
+    ----------
+    init : Initializer, str or None
+    num_hidden, num_layers : int
+    mode : {'lstm', 'gru', 'rnn_relu', 'rnn_tanh'}
+    bidirectional : bool, default False
+    forget_bias : float, default 1.0
+    """
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        if isinstance(init, str):
+            init = create(init)
+        super().__init__(init=init.dumps() if init is not None else None,
+                         num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                         bidirectional=bidirectional, forget_bias=forget_bias)
+        if mode not in _FUSED_GATES:
+            raise MXNetAssertionError(f'FusedRNN: mode must be one of {sorted(_FUSED_GATES)}, '
+                                      f'not {mode!r}')
+        self._init = init
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._forget_bias = forget_bias
+
+    def _matrices(self, size):
+        """[(name, offset, shape)] of the flat vector of ``size`` elements, in its order."""
+        gates = _FUSED_GATES[self._mode]
+        G, H, L = len(gates), self._num_hidden, self._num_layers
+        directions = ('l', 'r') if self._bidirectional else ('l',)
+        D = len(directions)
+        # every layer after the first reads D*H features; the first reads what is left
+        rest = (L - 1) * D * G * H * D * H + L * D * G * H * H + L * D * 2 * G * H
+        input_size, odd = divmod(size - rest, D * G * H)
+        if odd or input_size <= 0:
+            raise MXNetAssertionError(
+                f'FusedRNN: {size} parameters do not fit a {self._mode} RNN of {L} layer(s), '
+                f'{H} hidden units{", bidirectional" if D == 2 else ""}')
+        entries, offset = [], 0
+        for layer in range(L):
+            width = input_size if layer == 0 else D * H
+            for d in directions:
+                for group, cols in (('i2h', width), ('h2h', H)):
+                    for gate in gates:
+                        entries.append((f'{d}{layer}_{group}{gate}_weight', offset, (H, cols)))
+                        offset += H * cols
+        for layer in range(L):
+            for d in directions:
+                for group in ('i2h', 'h2h'):
+                    for gate in gates:
+                        entries.append((f'{d}{layer}_{group}{gate}_bias', offset, (H,)))
+                        offset += H
+        return entries
+
+    def _init_weight(self, desc, arr):
+        from . import ndarray as nd
+        flat = arr.asnumpy().reshape(-1)
+        for name, offset, shape in self._matrices(flat.size):
+            part = nd.zeros(shape, ctx=arr.context, dtype=arr.dtype)
+            sub = InitDesc(name, global_init=desc.global_init)
+            if self._mode == 'lstm' and name.endswith('_f_bias'):
+                part[:] = self._forget_bias
+            elif self._init is None:
+                desc.global_init(sub, part)
+            else:
+                self._init(sub, part)
+            flat[offset:offset + part.size] = part.asnumpy().reshape(-1)
+        arr[:] = flat.reshape(arr.shape)

@@ -16,7 +16,7 @@ from .base import MXNetError, NotSupportedError
 from .context import cpu
 from .ndarray import NDArray
 
-__all__ = ['KVStoreBase', 'KVStore', 'create']
+__all__ = ['KVStoreBase', 'KVStore', 'TestStore', 'create']
 
 _LOCAL_TYPES = ('local', 'device', 'nccl', 'local_update_cpu', 'local_allreduce_cpu',
                 'local_allreduce_device')
@@ -63,6 +63,48 @@ class KVStoreBase:
     @property
     def num_workers(self):
         raise NotImplementedError()
+
+
+@KVStoreBase.register
+class TestStore(KVStoreBase):
+    """MXNet's key-value store for tests (``create('teststore')``): ``pushpull`` sums a list
+    of values into each output, ``broadcast`` copies; it keeps nothing and takes no optimizer.
+    """
+
+    def broadcast(self, key, value, out, priority=0):
+        """Copy ``value`` into ``out`` (an NDArray or a list of them)."""
+        for o in out if isinstance(out, list) else [out]:
+            o[:] = value
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Sum ``value`` (a list of NDArrays) into ``out``, or into each value without one."""
+        if isinstance(value, NDArray):
+            if out is not None:
+                for o in out if isinstance(out, list) else [out]:
+                    o[:] = value
+            return
+        ctx = value[0].context
+        reduced = sum(v.as_in_context(ctx) for v in value)
+        for o in (value if out is None else out if isinstance(out, list) else [out]):
+            o[:] = reduced
+
+    @staticmethod
+    def is_capable(capability):
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return False
+        raise ValueError(f'Unknown capability: {capability}')
+
+    @property
+    def type(self):
+        return 'teststore'
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
 
 
 class KVStore(KVStoreBase):

@@ -59,6 +59,11 @@ def _apply_weighting(F, loss, weight=None, sample_weight=None):
     return loss
 
 
+def _reshape_like(F, x, y):
+    """``x`` reshaped to ``y``'s shape (MXNet's helper, which losses of other libraries use)."""
+    return F.reshape_like(x, y)
+
+
 def _check_weight(weight):
     if not isinstance(weight, numeric_types):
         raise UsageError(f'weight must be a number, got {weight!r}')

@@ -70,13 +70,13 @@ FORWARDED_METHODS = (
     'reshape_like', 'zeros_like', 'ones_like', 'broadcast_axes', 'broadcast_to',
     'broadcast_like', 'repeat', 'pad', 'swapaxes', 'split', 'slice', 'slice_axis', 'slice_like',
     'take', 'one_hot', 'pick', 'sort', 'topk', 'argsort', 'argmax', 'argmax_channel', 'argmin',
-    'clip', 'abs', 'sign', 'flatten', 'shape_array', 'size_array', 'expand_dims', 'tile',
+    'clip', 'abs', 'sign', 'shape_array', 'size_array', 'tile',
     'transpose', 'flip', 'depth_to_space', 'space_to_depth', 'diag', 'sum', 'nansum', 'prod',
     'nanprod', 'mean', 'max', 'min', 'norm', 'round', 'rint', 'fix', 'floor', 'ceil', 'trunc',
     'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'degrees', 'radians', 'sinh', 'cosh',
     'tanh', 'arcsinh', 'arccosh', 'arctanh', 'exp', 'expm1', 'log', 'log10', 'log2', 'log1p',
     'sqrt', 'rsqrt', 'cbrt', 'rcbrt', 'square', 'reciprocal', 'relu', 'sigmoid', 'softmax',
-    'log_softmax', 'softmin', 'squeeze',
+    'log_softmax', 'softmin',
 )
 
 
@@ -224,6 +224,24 @@ class ArrayMethods:
             raise TypeError(f'reshape() got unexpected arguments {sorted(kwargs)}')
         return self._apply('Reshape', [self], attrs, 'reshape')
 
+    # the reshape family: MXNet's inplace=True returns a view that shares this array's memory
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of length 1 at ``axis``."""
+        return self._reshaped(self._function('expand_dims')(self, axis=axis), inplace)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Without the axes of length 1 (those of ``axis``, or all)."""
+        return self._reshaped(self._function('squeeze')(self, axis=axis), inplace)
+
+    def flatten(self, inplace=False):
+        """``(N, x1, ..., xn)`` -> ``(N, x1 * ... * xn)``."""
+        return self._reshaped(self._function('Flatten')(self), inplace)
+
+    def _reshaped(self, out, inplace):
+        """``out`` (this array reshaped), or with ``inplace`` a view of this array's memory
+        where views exist (a graph has none)."""
+        return out
+
     def astype(self, dtype, copy=True):
         """Cast to ``dtype`` (a copy unless ``copy=False`` and the dtype already matches)."""
         if not copy and self._known_dtype() == np.dtype(dtype):
@@ -297,7 +315,8 @@ _FUNCTIONS = {
     'add': ('add', operator.add), 'subtract': ('sub', operator.sub),
     'multiply': ('mul', operator.mul), 'divide': ('truediv', operator.truediv),
     'true_divide': ('truediv', operator.truediv), 'modulo': ('mod', operator.mod),
-    'power': ('pow', operator.pow), 'maximum': ('maximum', max), 'minimum': ('minimum', min),
+    'power': ('pow', operator.pow), 'pow': ('pow', operator.pow),   # sym.pow(base, exp)
+    'maximum': ('maximum', max), 'minimum': ('minimum', min),
     'hypot': ('hypot', math.hypot),
     'logical_and': ('logical_and', lambda a, b: float(bool(a) and bool(b))),
     'logical_or': ('logical_or', lambda a, b: float(bool(a) or bool(b))),
@@ -331,8 +350,59 @@ def _binary_function(pyname, key, scalar_fn):
 
 
 def binary_functions():
-    """``{name: function}`` of MXNet's module-level binary functions (``nd.maximum``...)."""
-    return {name: _binary_function(name, key, fn) for name, (key, fn) in _FUNCTIONS.items()}
+    """``{name: function}`` of MXNet's module-level binary functions (``nd.maximum``...),
+    and the other functions that MXNet writes in Python for both ``nd`` and ``sym``."""
+    functions = {name: _binary_function(name, key, fn) for name, (key, fn) in _FUNCTIONS.items()}
+    functions.update(split_v2=split_v2, moveaxis=moveaxis)
+    return functions
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` into ``indices_or_sections`` equal parts (an int) or at
+    the given indices (a tuple), as numpy's ``split``; ``squeeze_axis`` drops the axis from
+    parts of size 1. Returns the parts."""
+    split = ary._function('_split_v2')
+    if isinstance(indices_or_sections, int):
+        shape = ary._known_shape()
+        if shape is not None and shape[axis] and shape[axis] % indices_or_sections:
+            raise ValueError('array split does not result in an equal division')
+        return split(ary, indices=(), axis=axis, squeeze_axis=squeeze_axis,
+                     sections=indices_or_sections)
+    if isinstance(indices_or_sections, tuple):
+        return split(ary, indices=(0,) + indices_or_sections, axis=axis,
+                     squeeze_axis=squeeze_axis)
+    raise ValueError('indices_or_sections must either int or tuple of ints')
+
+
+def moveaxis(tensor, source, destination):
+    """``tensor`` with the axes ``source`` (an int or a sequence) moved to ``destination``
+    and the others in their order, as numpy's ``moveaxis``."""
+    shape = tensor._known_shape()
+    if shape is None:
+        raise ValueError('moveaxis needs the number of axes of its input')
+    ndim = len(shape)
+    source = _normalize_axes(source, ndim, 'source')
+    destination = _normalize_axes(destination, ndim, 'destination')
+    if len(source) != len(destination):
+        raise ValueError('`source` and `destination` arguments must have the same number of '
+                         'elements')
+    order = [n for n in range(ndim) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return tensor._function('transpose')(tensor, axes=tuple(order))
+
+
+def _normalize_axes(axes, ndim, what):
+    axes = (axes,) if isinstance(axes, numbers.Integral) else tuple(axes)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f'moveaxis: {what} axis {a} is out of bounds for an array of '
+                             f'dimension {ndim}')
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f'moveaxis: repeated axis in `{what}` argument')
+    return out
 
 
 for _name in FORWARDED_METHODS:

@@ -27,8 +27,8 @@ from .ndarray import NDArray
 
 __all__ = ['EvalMetric', 'CompositeEvalMetric', 'Accuracy', 'TopKAccuracy', 'F1', 'MCC',
            'Perplexity', 'MAE', 'MSE', 'RMSE', 'CrossEntropy', 'NegativeLogLikelihood',
-           'PearsonCorrelation', 'PCC', 'Loss', 'CustomMetric', 'create', 'register', 'alias',
-           'check_label_shapes']
+           'PearsonCorrelation', 'PCC', 'Loss', 'Torch', 'Caffe', 'CustomMetric', 'create',
+           'register', 'alias', 'check_label_shapes']
 # ``np`` (a CustomMetric from a numpy function) is public but not in __all__: a star import
 # would shadow numpy
 
@@ -966,6 +966,22 @@ class Loss(EvalMetric):
         for pred in _as_list(preds):
             pred = _as_numpy(pred)
             self._accumulate(pred.sum(), pred.size)
+
+
+@register
+class Torch(Loss):
+    """The mean of the predictions, named 'torch' (MXNet's placeholder for Torch criterions)."""
+
+    def __init__(self, name='torch', output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+
+@register
+class Caffe(Loss):
+    """The mean of the predictions, named 'caffe' (MXNet's placeholder for Caffe criterions)."""
+
+    def __init__(self, name='caffe', output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
 
 @register

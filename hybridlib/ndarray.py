@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from . import autograd
-from .base import DEFAULT_DTYPE, MXNetAssertionError, MXNetError, np_dtype
+from . import autograd, codec
+from .base import DEFAULT_DTYPE, MXNetAssertionError, MXNetError, check_stype, np_dtype
 from .context import Context, context_of_array, current_context, gpu, transfer
 from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
@@ -169,9 +169,14 @@ class NDArray(ArrayMethods):
     def as_nd_ndarray(self):
         return self
 
+    def _reshaped(self, out, inplace):
+        if inplace and not autograd.is_recording():
+            return NDArray(self._data.reshape(out.shape), self._ctx)
+        return out
+
     def tostype(self, stype):
-        if stype != 'default':
-            raise MXNetError(f'sparse storage {stype!r} is not supported; arrays are dense')
+        """This array in storage ``stype``: only 'default' (dense) exists here."""
+        check_stype(stype, 'tostype')
         return self
 
     def wait_to_read(self):
@@ -184,8 +189,7 @@ class NDArray(ArrayMethods):
     # -- autograd ----------------------------------------------------------------------------------
     def attach_grad(self, grad_req='write', stype=None):
         """Allocate a zero gradient buffer and mark this array as a variable for autograd."""
-        if stype not in (None, 'default'):
-            raise MXNetError(f'gradient storage {stype!r} is not supported')
+        check_stype(stype, 'attach_grad')
         grad = NDArray(self._ctx.array_module.zeros_like(self._data), self._ctx)
         autograd.mark_variables([self], [grad], grad_req)
 
@@ -281,6 +285,8 @@ class NDArray(ArrayMethods):
             value = _to_module(value._data, self._ctx)
         elif isinstance(value, np.ndarray) and self._ctx.device_type == 'gpu':
             value = self._ctx.array_module.asarray(value)
+        if getattr(value, 'ndim', 0):
+            value = _fit_value(value, self._data[key].shape)
         self._data[key] = value
 
     # -- printing and pickling ------------------------------------------------------------------
@@ -299,6 +305,15 @@ class NDArray(ArrayMethods):
 
     def __reduce__(self):
         return (_rebuild, (self.__getstate__(),))
+
+
+def _fit_value(value, target):
+    """``value`` without the leading axes of length 1 that the region it is written into
+    lacks: MXNet writes ``c[0] = a[0] + a[1]`` (a shape-(1,) array into one element)."""
+    extra = value.ndim - len(target)
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):
+        return value.reshape(value.shape[extra:])
+    return value
 
 
 def _rebuild(state):
@@ -560,13 +575,49 @@ class _Writable:
         self.__array_interface__ = dict(interface, data=(interface['data'][0], False))
 
 
-def empty(shape, ctx=None, dtype=None):
+def empty(shape, ctx=None, dtype=None, stype=None):
     """An uninitialised array (zeros here: numpy's empty would leak stale data into tests)."""
+    check_stype(stype, 'empty')
     if isinstance(shape, int):
         shape = (shape,)
     ctx = ctx or current_context()
     xp = ctx.array_module
     return NDArray(xp.zeros(shape, dtype=np_dtype(dtype or DEFAULT_DTYPE)), ctx)
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """An array of ``shape`` filled with zeros (``stype`` 'default' only)."""
+    check_stype(stype, 'zeros')
+    return _OPS._zeros(shape=shape, ctx=ctx, dtype=dtype or DEFAULT_DTYPE, **kwargs)
+
+
+def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):
+    """Decode an image into a float32 (1, channels, h, w) array (MXNet's deprecated helper;
+    ``mx.image.imdecode`` returns (h, w, channels) uint8).
+
+    ``clip_rect`` (x0, y0, x1, y1) keeps a rectangle ((0, 0, 0, 0): all of it), ``channels=1``
+    decodes to grey, ``mean`` (channels, h, w) is subtracted, and with ``out`` (c, h, w) or
+    (n, c, h, w) the result is written there (at ``out[index]``) and ``out`` returned. MXNet
+    1.9.1's own version fails on every image; this is what its documentation describes.
+    """
+    pixels = codec.decode(bytes(str_img), flag=0 if channels == 1 else 1, what='imdecode')
+    x0, y0, x1, y1 = clip_rect
+    if x1 > x0 and y1 > y0:
+        pixels = pixels[y0:y1, x0:x1]
+    result = pixels.transpose(2, 0, 1).astype(np.float32)
+    if mean is not None:
+        result = result - (mean.asnumpy() if isinstance(mean, NDArray) else np.asarray(mean))
+    if out is None:
+        return array(result[None], dtype=np.float32)
+    (out[index] if out.ndim == 4 else out)[:] = result
+    return out
+
+
+def onehot_encode(indices, out):
+    """Write the one-hot rows of ``indices`` into ``out`` (N, depth) and return it (MXNet's
+    deprecated helper; ``one_hot`` returns a new array)."""
+    out[:] = _OPS.one_hot(indices, depth=out.shape[1], dtype=np.dtype(out.dtype).name)
+    return out
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):

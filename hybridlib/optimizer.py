@@ -4,7 +4,12 @@ An ``Optimizer`` turns (index, weight, gradient, state) into an updated weight. 
 calls a fused update operator (``sgd_mom_update``, ``adam_update``, ...; ``ops/optimizer.py``),
 so does hybridlib, with ``out=weight``, so an update is one operator call on the weight's
 context; the others (AdaDelta, Adamax, Nadam, DCASGD, SGLD) are written with NDArray operators,
-as in MXNet. ``Updater`` keeps the per-index states for a KVStore or a Trainer and saves them.
+as in MXNet. Where MXNet updates a batch of weights with one multi-tensor operator, so does
+hybridlib for LARS (``multi_sum_sq``, ``multi_lars``, ``preloaded_multi_*sgd*``) and for SGD's
+``multi_precision`` updates (``multi_mp_sgd*``); SGD's plain updates stay one fused operator per
+weight written in place (the same numbers as MXNet's ``multi_sgd*``, without copies).
+``Updater`` keeps the per-index states for a KVStore or a Trainer and saves them.
+``mx.optimizer.contrib`` (GroupAdaGrad) is ``optimizer_contrib.py``.
 
 The per-parameter learning rate is ``lr * lr_mult`` and weight decay ``wd * wd_mult``, the
 multipliers coming from the Trainer's Parameters (``param_dict``), from ``set_lr_mult`` /
@@ -23,6 +28,11 @@ Differences from MXNet 1.9.1, on purpose:
   works (MXNet tests ``if mom:`` on an array and fails).
 * ``AdaGrad`` (dense) uses the fused ``_sparse_adagrad_update`` (MXNet: NDArray operators, same
   formula).
+* ``LBSGD`` accumulating gradients (``batch_scale`` > 1) keeps a copy of the first gradient
+  (MXNet keeps the gradient buffer itself, which the next backward pass overwrites, so it
+  counts the next gradient twice), and leaves the weight alone between updates (MXNet runs an
+  ``sgd_update`` with learning rate 0, which turns weights into NaN where a gradient is not
+  finite).
 
 The states file is a dict of NDArrays (``nd.load`` reads it, MXNet's too):
 ``"__hybridlib_states__"`` is a uint8 array holding UTF-8 JSON
@@ -38,8 +48,6 @@ among those already defined, never imported.
 import json
 import math
 import os
-import sys
-import types
 import warnings
 
 import numpy as np
@@ -50,9 +58,11 @@ from .ops import registry
 from .lr_scheduler import LRScheduler
 from .ndarray import NDArray
 
-__all__ = ['AdaDelta', 'AdaGrad', 'Adam', 'Adamax', 'DCASGD', 'FTML', 'Ftrl', 'LAMB', 'NAG',
-           'Nadam', 'Optimizer', 'RMSProp', 'SGD', 'SGLD', 'Signum', 'Test', 'Updater', 'ccSGD',
-           'create', 'get_updater', 'register', 'contrib']
+__all__ = ['AdaDelta', 'AdaGrad', 'Adam', 'Adamax', 'DCASGD', 'FTML', 'Ftrl', 'LAMB', 'LARS',
+           'LBSGD', 'NAG', 'NDabs', 'Nadam', 'Optimizer', 'RMSProp', 'SGD', 'SGLD', 'Signum',
+           'Test', 'Updater', 'ccSGD', 'create', 'get_updater', 'register', 'contrib']
+
+NDabs = nd.abs      # MXNet's optimizer module exports nd.abs under this name
 
 _F16 = np.float16
 
@@ -321,6 +331,11 @@ def _zeros(weight, count=None, dtype=np.float32):
     return tuple(_zeros(weight, dtype=dtype) for _ in range(count))
 
 
+def _interleave(*lists):
+    """``[a0, b0, ..., a1, b1, ...]``: the inputs of a multi-tensor update."""
+    return [x for group in zip(*lists) for x in group]
+
+
 def _as_lists(indices, weights, grads, states):
     if isinstance(indices, (tuple, list)):
         return list(indices), list(weights), list(grads), list(states)
@@ -362,20 +377,27 @@ class _MomentumSGD(_ImplUpdate):
     def _update_impl(self, indices, weights, grads, states, multi_precision=False):
         indices, weights, grads, states = _as_lists(indices, weights, grads, states)
         self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        if multi_precision:
+            self._update_masters(weights, grads, states, lrs, wds,
+                                 self._op_kwargs(momentum=True))
+            return
         kwargs = self._op_kwargs(momentum=True, **self._extra_kwargs())
-        plain, mom, mp_plain, mp_mom = self._OPS
-        for weight, grad, state, lr, wd in zip(weights, grads, states, self._get_lrs(indices),
-                                               self._get_wds(indices)):
-            if not multi_precision:
-                if state is not None:
-                    _fused(mom, weight, grad, state, lr=lr, wd=wd, **kwargs)
-                else:
-                    _fused(plain, weight, grad, lr=lr, wd=wd, **kwargs)
-            elif state[0] is not None:
-                getattr(nd, mp_mom)(weight, grad, state[0], state[1], out=weight, lr=lr, wd=wd,
-                                    **kwargs)
+        plain, mom = self._OPS[:2]
+        for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
+            if state is not None:
+                _fused(mom, weight, grad, state, lr=lr, wd=wd, **kwargs)
             else:
-                getattr(nd, mp_plain)(weight, grad, state[1], out=weight, lr=lr, wd=wd, **kwargs)
+                _fused(plain, weight, grad, lr=lr, wd=wd, **kwargs)
+
+    def _update_masters(self, weights, grads, states, lrs, wds, kwargs):
+        """float16 weights through their float32 master copies, one ``mp_`` update each."""
+        mp_plain, mp_mom = self._OPS[2:]
+        for weight, grad, (mom, master), lr, wd in zip(weights, grads, states, lrs, wds):
+            if mom is not None:
+                getattr(nd, mp_mom)(weight, grad, mom, master, out=weight, lr=lr, wd=wd, **kwargs)
+            else:
+                getattr(nd, mp_plain)(weight, grad, master, out=weight, lr=lr, wd=wd, **kwargs)
 
     def _extra_kwargs(self):
         return {}
@@ -407,6 +429,16 @@ class SGD(_MomentumSGD, Optimizer):
 
     def _extra_kwargs(self):
         return {'lazy_update': self.lazy_update}
+
+    def _update_masters(self, weights, grads, states, lrs, wds, kwargs):
+        # as MXNet: one multi-tensor update for the batch the Updater aggregated
+        moms, masters = zip(*states)
+        if self.momentum > 0:
+            nd.multi_mp_sgd_mom_update(*_interleave(weights, grads, moms, masters), out=weights,
+                                       num_weights=len(weights), lrs=lrs, wds=wds, **kwargs)
+        else:
+            nd.multi_mp_sgd_update(*_interleave(weights, grads, masters), out=weights,
+                                   num_weights=len(weights), lrs=lrs, wds=wds, **kwargs)
 
 
 @register
@@ -468,6 +500,224 @@ class FTML(Optimizer):
         if self.clip_gradient:
             kwargs['clip_grad'] = self.clip_gradient
         nd.ftml_update(weight, grad, *state, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+def _keeps_plain_rate(name):
+    """LARS leaves the rates of biases and BatchNorm's gamma and beta alone."""
+    return name.endswith(('gamma', 'beta', 'bias'))
+
+
+@register
+class LARS(_MomentumSGD, Optimizer):
+    """LARS, layer-wise adaptive rate scaling (You et al., *Large Batch Training of
+    Convolutional Networks*): SGD with momentum whose learning rate is scaled per weight by
+    ``eta * ||w|| / (||g|| * rescale_grad + wd * ||w|| + eps)`` (when both norms are
+    positive), as MXNet computes it: ``multi_sum_sq`` and ``multi_lars``, then the
+    ``preloaded_multi_*sgd*`` updates in batches of ``aggregate_num``. Weights whose name (from
+    ``param_idx2name``) ends in 'gamma', 'beta' or 'bias' keep the plain rate; those not ending
+    in '_weight' get no weight decay.
+
+    Parameters
+    ----------
+    momentum : float, default 0
+    lazy_update : bool, default True
+        Only matters for row_sparse gradients (not supported here).
+    eta : float, default 0.001
+        The LARS coefficient.
+    eps : float, default 0
+        Added to the denominator of the ratio.
+    momentum_correction : bool, default True
+        Scale the momentum by the ratio of this step's learning rate to the last one's (Goyal
+        et al., with a learning-rate schedule).
+    multi_precision : bool, default False
+        Update float32 master copies of float16 weights (states ``(momentum, master)``).
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
+                 momentum_correction=True, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.momentum_correction = momentum_correction
+        self.lazy_update = lazy_update
+        self.aggregate_num = int(os.getenv('MXNET_OPTIMIZER_AGGREGATION_SIZE', '4'))
+        self.eta = eta
+        self.eps = eps
+        self.skip = 0
+        self.last_lr = None
+        self.cur_lr = None
+
+    def _get_lrs(self, indices):
+        # remember this step's rate and the last one's, for the momentum correction
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        self.last_lr = lr if self.cur_lr is None else self.cur_lr
+        self.cur_lr = lr
+        return [lr * self._mult(index, self.lr_mult, 'lr_mult') for index in indices]
+
+    def set_wd_mult(self, args_wd_mult):
+        """As ``Optimizer.set_wd_mult``, but every name not ending in '_weight' (BatchNorm's
+        gamma too) gets ``wd_mult`` 0."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith('_weight')}
+        self.wd_mult.update(self._sym_mults('__wd_mult__'))
+        self.wd_mult.update(args_wd_mult)
+
+    def _update_impl(self, indices, weights, grads, states, multi_precision=False):
+        indices, weights, grads, states = _as_lists(indices, weights, grads, states)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        kwargs = {'rescale_grad': self.rescale_grad}
+        if self.momentum > 0:
+            correct = self.momentum_correction and self.last_lr != 0
+            kwargs['momentum'] = (self.momentum * (self.cur_lr / self.last_lr) if correct
+                                  else self.momentum)
+        if self.clip_gradient:
+            kwargs['clip_gradient'] = self.clip_gradient
+        # the weights LARS scales first, then the others
+        plain = [_keeps_plain_rate(self.idx2name.get(i, str(i))) for i in indices]
+        order = sorted(range(len(indices)), key=lambda k: plain[k])
+        count = plain.count(False)
+        ctx = weights[0].context
+        lrs = nd.array([lrs[k] for k in order], ctx=ctx, dtype='float32')
+        wds = nd.array([wds[k] for k in order], ctx=ctx, dtype='float32')
+        weights, grads, states = ([seq[k] for k in order] for seq in (weights, grads, states))
+        if count:
+            nd.multi_lars(lrs[:count], nd.multi_sum_sq(*weights[:count], num_arrays=count),
+                          nd.multi_sum_sq(*grads[:count], num_arrays=count), wds[:count],
+                          eta=self.eta, eps=self.eps, rescale_grad=self.rescale_grad,
+                          out=lrs[:count])
+        step = max(self.aggregate_num, 1)
+        for start in range(0, len(weights), step):
+            part = slice(start, start + step)
+            w, g, s = weights[part], grads[part], states[part]
+            if multi_precision:
+                moms, masters = zip(*s)
+                lists = (w, g, moms, masters) if self.momentum > 0 else (w, g, masters)
+                name = 'mp_sgd_mom' if self.momentum > 0 else 'mp_sgd'
+            else:
+                lists = (w, g, s) if self.momentum > 0 else (w, g)
+                name = 'sgd_mom' if self.momentum > 0 else 'sgd'
+            getattr(nd, f'preloaded_multi_{name}_update')(
+                *_interleave(*lists), lrs[part], wds[part], out=w, num_weights=len(w),
+                **kwargs)
+
+
+@register
+class LBSGD(Optimizer):
+    """Large-batch SGD: SGD with momentum and a warmup of the learning rate, which can also
+    emulate batches ``batch_scale`` times larger by accumulating gradients (only every
+    ``batch_scale``-th update of a weight changes it, with the mean of the gradients since).
+
+    The rate of an update is multiplied, after ``u`` accumulated updates and ``W =
+    warmup_epochs * updates_per_epoch``, by ``1 + (batch_scale - 1) * f(u / W)`` while u < W
+    and by ``batch_scale`` after, ``f(x)`` being x ('linear'), x^2 ('power2') or sqrt(x)
+    ('sqrt'); with 'lars' by ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` clipped into [0.01, 100];
+    any other strategy keeps it. The updates are ``sgd_mom_update``/``sgd_update`` (``mp_``
+    with ``multi_precision``).
+
+    Parameters
+    ----------
+    momentum : float, default 0
+    multi_precision : bool, default False
+    warmup_strategy : str, default 'linear'
+    warmup_epochs : int, default 5
+    batch_scale : int, default 1
+    updates_per_epoch : int, default 32
+    begin_epoch : int, default 0
+        Accumulated updates start from ``begin_epoch * updates_per_epoch``.
+    num_epochs : int, default 60
+    """
+
+    def __init__(self, momentum=0.0, multi_precision=False, warmup_strategy='linear',
+                 warmup_epochs=5, batch_scale=1, updates_per_epoch=32, begin_epoch=0,
+                 num_epochs=60, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.multi_precision = multi_precision
+        self.warmup_strategy = warmup_strategy
+        self.warmup_epochs = warmup_epochs
+        self.batch_scale = batch_scale
+        self.updates_per_epoch = updates_per_epoch
+        self.init_updates = begin_epoch * updates_per_epoch
+        self.num_epochs = num_epochs
+        self.lbmult = 1
+        self.cumgrads = {}
+        self.adaptive = False
+        self.admult = 1
+
+    def create_state(self, index, weight):
+        if self.multi_precision and weight.dtype == _F16:
+            mom = _zeros(weight) if self.momentum != 0.0 else None
+            return (mom, weight.astype(np.float32))
+        if weight.dtype == _F16:
+            _warn_float16('SGD')
+        return _zeros(weight, dtype=weight.dtype) if self.momentum != 0.0 else None
+
+    def _get_lbmult(self, nup):
+        """The warmup factor of the rate after ``nup`` accumulated updates."""
+        nwup = self.warmup_epochs * self.updates_per_epoch
+        maxmult = float(self.batch_scale)
+        if nup >= nwup:
+            return maxmult
+        if nwup <= 1:
+            return 1.0
+        ramp = {'linear': nup / nwup, 'power2': (nup * nup) / (nwup * nwup),
+                'sqrt': math.sqrt(float(nup) / nwup)}.get(self.warmup_strategy)
+        return 1.0 if ramp is None else 1.0 + (maxmult - 1) * ramp
+
+    def _get_lars(self, weight, g, wd):
+        """The 'lars' factor: sqrt(|w|^2 / (|g|^2 + wd |w|^2)), clipped into [0.01, 100]."""
+        weight2, grad2 = self._l2norm(weight), self._l2norm(g)
+        return min(max(math.sqrt(weight2 / (grad2 + wd * weight2 + 1e-18)), 0.01), 100)
+
+    def _l2norm(self, v):
+        """The sum of squares of ``v`` (MXNet's name)."""
+        return float((v * v).asnumpy().sum())
+
+    def _reset_cum_gradient(self, index):
+        self.cumgrads[index]['cum_grad'] = 0
+
+    def _get_cum_gradient(self, index):
+        return self.cumgrads.get(index, {})
+
+    def _put_cum_gradient(self, index, cgrad):
+        self.cumgrads[index] = cgrad
+
+    def _cumulate_gradient(self, grad, index):
+        """Add ``grad`` to the gradient accumulated for ``index``; count the accumulations."""
+        cgrad = self._get_cum_gradient(index)
+        if cgrad and cgrad['num_cums'] > 0:
+            cgrad = {'cum_grad': cgrad['cum_grad'] + grad, 'num_cums': cgrad['num_cums'] + 1}
+        else:
+            # a copy: the caller's gradient buffer is overwritten by the next backward pass
+            # (MXNet keeps the buffer itself, and then counts the next gradient twice)
+            first = grad.copy() if self.batch_scale > 1 else grad
+            cgrad = {'cum_grad': first, 'num_cums': self.init_updates + 1}
+        self._put_cum_gradient(index, cgrad)
+        return cgrad
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._get_lr(index), self._get_wd(index)     # before counting, as MXNet
+        self._update_count(index)
+        cgrad = self._cumulate_gradient(grad, index)
+        if cgrad['num_cums'] % self.batch_scale:
+            # MXNet runs sgd_update with lr 0 here, which leaves the weight as it is (but turns
+            # it into NaN where the gradient is not finite)
+            return
+        grad = cgrad['cum_grad'] / self.batch_scale
+        if self.warmup_strategy == 'lars':
+            lr *= self._get_lars(weight, grad, wd)
+        else:
+            lr *= self._get_lbmult(cgrad['num_cums'])
+        kwargs = self._op_kwargs(momentum=True, lr=lr, wd=wd)
+        if isinstance(state, (list, tuple)):        # (momentum, float32 master copy)
+            if state[0] is not None:
+                nd.mp_sgd_mom_update(weight, grad, state[0], state[1], out=weight, **kwargs)
+            else:
+                nd.mp_sgd_update(weight, grad, state[1], out=weight, **kwargs)
+        elif state is not None:
+            nd.sgd_mom_update(weight, grad, state, out=weight, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, **kwargs)
+        self._reset_cum_gradient(index)
 
 
 @register
@@ -897,42 +1147,6 @@ class Test(Optimizer):
         state[:] = weight
 
 
-class GroupAdaGrad(Optimizer):
-    """AdaGrad with one learning rate per row of a 2-d weight
-    (``contrib.group_adagrad_update``)::
-
-        g = clip(grad * rescale_grad);  history += mean(g^2, axis=1, keepdims=True)
-        weight -= lr * g / sqrt(history + eps)
-
-    Weight decay is not supported. In ``mx.optimizer.contrib``.
-
-    Parameters
-    ----------
-    eps : float, default 1e-5
-    """
-
-    def __init__(self, eps=1e-5, **kwargs):
-        super().__init__(**kwargs)
-        self.float_stable_eps = eps
-
-    def create_state(self, index, weight):
-        assert len(weight.shape) == 2
-        return nd.zeros((weight.shape[0], 1), weight.context)
-
-    def update(self, index, weight, grad, state):
-        lr, wd = self._count_and_rates(index)
-        assert wd == 0, 'Weight decay is not supported for GroupAdaGrad'
-        clip = -1.0 if self.clip_gradient is None else self.clip_gradient
-        nd.contrib.group_adagrad_update(weight, grad, state, out=weight, lr=lr,
-                                        epsilon=self.float_stable_eps,
-                                        rescale_grad=self.rescale_grad, clip_gradient=clip)
-
-
-register(GroupAdaGrad)
-contrib = types.ModuleType(__name__ + '.contrib', 'Contributed optimizers: GroupAdaGrad.')
-contrib.GroupAdaGrad = GroupAdaGrad
-contrib.__all__ = ['GroupAdaGrad']
-sys.modules[contrib.__name__] = contrib
 
 
 # -------------------------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from multiprocessing import current_process
 
 import numpy as np
 
-from .base import MXNetAssertionError, MXNetError, NotSupportedError
+from . import codec
+from .base import MXNetAssertionError, MXNetError
 
 __all__ = ['MXRecordIO', 'MXIndexedRecordIO', 'IRHeader', 'pack', 'unpack', 'pack_img',
            'unpack_img']
@@ -311,15 +312,16 @@ def unpack(s):
 
 
 def unpack_img(s, iscolor=-1):
-    """MXNet decodes the image with OpenCV; hybridlib has no image codec."""
-    raise NotSupportedError('recordio.unpack_img needs an image decoder (OpenCV in MXNet), '
-                            'which hybridlib does not have: use recordio.unpack(s) for the '
-                            'header and the encoded bytes, and decode them with an image '
-                            'library (e.g. PIL.Image.open(io.BytesIO(payload)))')
+    """(IRHeader, image) of a record written by ``pack_img``: the image as OpenCV decodes it,
+    a numpy uint8 array in BGR order, (H, W) for grey; ``iscolor`` 1 always gives colour, 0
+    grey, -1 (default) what the file holds. Decoding needs Pillow (``hybridlib[image]``)."""
+    header, payload = unpack(s)
+    img = codec.decode(payload, iscolor, to_rgb=False, what='recordio.unpack_img')
+    return header, img[:, :, 0] if img.shape[2] == 1 else img
 
 
 def pack_img(header, img, quality=95, img_fmt='.jpg'):
-    """MXNet encodes the image with OpenCV; hybridlib has no image codec."""
-    raise NotSupportedError('recordio.pack_img needs an image encoder (OpenCV in MXNet), '
-                            'which hybridlib does not have: encode the image with an image '
-                            'library and store the bytes with recordio.pack(header, encoded)')
+    """``pack(header, encoded image)`` for a numpy uint8 image in BGR order (as OpenCV's
+    ``imread`` gives it), encoded as JPEG (``quality`` 1-100) or PNG (``quality`` is the
+    compression level); needs Pillow (``hybridlib[image]``)."""
+    return pack(header, codec.encode(img, img_fmt, quality, what='recordio.pack_img'))

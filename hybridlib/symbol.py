@@ -31,7 +31,12 @@ __all__ = ['Symbol', 'Node', 'var', 'Variable', 'Group', 'load', 'load_json', 'f
 
 MXNET_VERSION = 10901
 # attribute keys that older MXNet versions wrote without the __ __ around them
-_HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage')
+_HIDDEN_KEYS = frontend.HIDDEN_KEYS
+
+
+def hidden_key(key):
+    """``lr_mult`` -> ``__lr_mult__`` for the keys MXNet hides; other keys as they are."""
+    return f'__{key}__' if key in _HIDDEN_KEYS else key
 
 
 class Node:
@@ -44,7 +49,9 @@ class Node:
         self.name = name
         self.params = params                  # parsed attributes (op nodes)
         self.attrs = attrs or {}              # op attribute strings given explicitly
-        self.user_attrs = user_attrs or {}    # __shape__, __init__, __lr_mult__, ctx_group, ...
+        # __shape__, __init__, __lr_mult__, ... (lr_mult and the other hidden keys as MXNet
+        # stores them: __lr_mult__)
+        self.user_attrs = {hidden_key(k): v for k, v in (user_attrs or {}).items()}
         self.inputs = list(inputs)            # entries (node, output index)
         self.shapes = None                    # per-output shape hints
         self.dtypes = None                    # per-output dtype hints
@@ -165,6 +172,9 @@ class Symbol(ArrayMethods):
     """A symbolic value: one or more outputs of a graph (as ``mxnet.sym.Symbol``)."""
     __slots__ = ('_outputs', '__weakref__')
     _is_hybrid_value = True
+    # numpy defers to our reflected operators: np.float32(2) * x is a Symbol
+    __array_ufunc__ = None
+    __array_priority__ = 1000.0
 
     def __init__(self, outputs):
         self._outputs = list(outputs)
@@ -209,7 +219,7 @@ class Symbol(ArrayMethods):
                 node.attrs[key] = value
                 node.params = node.op.parse_attrs(node.attrs)
             else:
-                node.user_attrs[key] = value
+                node.user_attrs[hidden_key(key)] = value
 
     # -- structure ---------------------------------------------------------------------------------
     def _nodes(self):
@@ -377,18 +387,25 @@ class Symbol(ArrayMethods):
         self._outputs = fromjson(state['json'])._outputs
 
     def debug_str(self):
-        """A readable listing of the graph, one node a line."""
+        """The graph as MXNet prints it: the outputs, then every variable and operator in
+        order, with each operator's inputs and attributes (``version=1`` marks a variable
+        that an operator mutates, as BatchNorm its running statistics)."""
         nodes = self._nodes()
-        lines = []
-        for i, n in enumerate(nodes):
-            if n.op is None:
-                lines.append(f'Variable:{n.name}')
+        mutated = {id(e[0]) for n in nodes for e in n.aux_inputs()}
+        lines = ['Symbol Outputs:']
+        lines += [f'\toutput[{i}]={n.name}({k})' for i, (n, k) in enumerate(self._outputs)]
+        for node in nodes:
+            if node.op is None:
+                lines.append(f'Variable:{node.name}')
                 continue
-            args = ', '.join(f'{e[0].name}[{e[1]}]' for e in n.inputs)
-            attrs = ', '.join(f'{k}={v}' for k, v in sorted(n.attrs.items()))
-            lines.append(f'#{i} {n.op.name} {n.name}({args}){" " + attrs if attrs else ""}')
-        heads = ', '.join(f'{e[0].name}[{e[1]}]' for e in self._outputs)
-        return '\n'.join(lines + [f'heads: {heads}'])
+            lines += ['-' * 20, f'Op:{node.op.name}, Name={node.name}', 'Inputs:']
+            for j, (src, k) in enumerate(node.inputs):
+                version = f' version={int(id(src) in mutated)}' if src.op is None else ''
+                lines.append(f'\targ[{j}]={src.name}({k}){version}')
+            if node.attrs:
+                lines.append('Attrs:')
+                lines += [f'\t{key}={value}' for key, value in sorted(node.attrs.items())]
+        return '\n'.join(lines) + '\n'
 
     # -- inference ---------------------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
@@ -658,12 +675,16 @@ def Group(symbols):
 def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
     """Add one call of ``op`` to the graph (the backend of every ``sym.*`` function)."""
     node_name = _name.current().get(name, hint or op.hint)
+    attrs = op.format_attrs(given or {})
+    user_attrs = attribute.current().get(attr)
     entries = []
     input_names = op.list_inputs(params)
     inputs = list(inputs) + [None] * (len(input_names) - len(inputs))
     for in_name, x in zip(input_names, inputs):
         if x is None:
-            x = var(f'{node_name}_{in_name}')
+            # as MXNet, an input not given is a variable carrying the node's attributes
+            # (so FullyConnected(..., lr_mult=0) also marks fc_weight with __lr_mult__)
+            x = var(f'{node_name}_{in_name}', attr=dict(attrs, **user_attrs))
         elif not isinstance(x, Symbol):
             raise TypeError(f'operator {op.name} ({node_name}): input {in_name!r} must be a '
                             f'Symbol, got {type(x).__name__}')
@@ -671,8 +692,7 @@ def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
             raise MXNetError(f'operator {op.name} ({node_name}): input {in_name!r} is a group '
                              f'of {len(x._outputs)} outputs; pass one of them')
         entries.append(x._outputs[0])
-    attrs = op.format_attrs(given or {})
-    node = Node(op, node_name, params, attrs, attribute.current().get(attr), entries)
+    node = Node(op, node_name, params, attrs, user_attrs, entries)
     node.infer_hints()
     return Symbol([(node, i) for i in range(op.num_visible_outputs(params))])
 
@@ -846,7 +866,7 @@ def _node_from_json(raw, built):
     attrs = {}
     for key in ('param', 'attr', 'attrs'):
         attrs.update(raw.get(key) or {})
-    attrs = {(f'__{k}__' if k in _HIDDEN_KEYS else k): str(v) for k, v in attrs.items()}
+    attrs = {hidden_key(k): str(v) for k, v in attrs.items()}
     inputs = [(built[e[0]], e[1]) for e in raw['inputs']]
     if op_name == 'null':
         node = Node(None, node_name, user_attrs=attrs)
@@ -855,10 +875,11 @@ def _node_from_json(raw, built):
     op = registry.find(op_name)
     if op is None:
         raise registry.unknown_op_error(op_name, where=f'node {node_name!r}: ')
-    op_attrs = {k: v for k, v in attrs.items() if k in op.attrs}
-    user = {k: v for k, v in attrs.items() if k not in op.attrs}
+    op_attrs = {k: v for k, v in attrs.items() if k in op.attrs or op.open_attrs
+                and not (k.startswith('__') and k.endswith('__'))}
+    user = {k: v for k, v in attrs.items() if k not in op_attrs}
     unknown = [k for k in user if not (k.startswith('__') and k.endswith('__'))]
-    if unknown:
+    if unknown and op.attrs:        # operators without attributes keep any, as MXNet's
         raise AttributeParseError(f'operator {op_name} has no attribute(s) {unknown}; its '
                                   f'attributes are: {op.describe_attrs()}')
     params = op.parse_attrs(op_attrs)

@@ -1,13 +1,14 @@
 """Gluon's utilities (``gluon.utils``), as MXNet 1.9.1 defines them.
 
 Data parallelism (``split_data``, ``split_and_load``: a batch in slices, one per context),
-gradient clipping (``clip_global_norm``) and the file helpers of the model zoo and the datasets
-(``check_sha1``, ``download``, ``replace_file``). hybridlib has no network access, so
-``download`` only finds files already in place (with the right SHA-1 when one is given) and
-otherwise raises an error that says where to put the file.
+gradient clipping (``clip_global_norm``) and the file helpers of the model zoo and the datasets:
+``download`` fetches a URL into a file (through ``requests``), ``check_sha1`` checks a file's
+content, ``replace_file`` moves a finished download into place atomically, and
+``_get_repo_file_url`` names a file of the Gluon repository ($MXNET_GLUON_REPO).
 """
 import hashlib
 import os
+import uuid
 import warnings
 
 import numpy as np
@@ -145,6 +146,11 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
 
 def check_sha1(filename, sha1_hash):
     """Whether the SHA-1 of the file's content is ``sha1_hash`` (hexadecimal digits)."""
+    return _file_sha1(filename) == sha1_hash
+
+
+def _file_sha1(filename):
+    """The SHA-1 of the file's content, in hexadecimal digits."""
     sha1 = hashlib.sha1()
     with open(filename, 'rb') as f:
         while True:
@@ -152,7 +158,7 @@ def check_sha1(filename, sha1_hash):
             if not data:
                 break
             sha1.update(data)
-    return sha1.hexdigest() == sha1_hash
+    return sha1.hexdigest()
 
 
 def replace_file(src, dst):
@@ -169,34 +175,43 @@ def replace_file(src, dst):
                       'download.'.format(src, dst)) from None
 
 
-def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True):
-    """The path of the file that ``url`` names, which must already be in place.
+# Seconds to wait for the server to answer, and then for each next piece of the body: without a
+# limit, a stalled connection would hang forever instead of being retried.
+_TIMEOUT = 60
 
-    MXNet fetches the file when it is missing (or its SHA-1 differs, or ``overwrite``);
-    hybridlib has no network access, so it returns the path of a file already there and
-    otherwise raises a RuntimeError (MXNet's error for a failed download) saying where to put
-    the file.
+
+def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True):
+    """Download ``url`` into a file, unless a good copy is already there.
+
+    The body is streamed into a temporary file beside the target (its own for each process and
+    attempt), checked, and renamed into place atomically: the target is either absent, the file
+    that was there before, or the complete download, never a partial one. Several processes may
+    download the same file at once; each finished copy is whole and checked, and one of them is
+    kept. A failed attempt (connection error, HTTP status other than 200, a body shorter than
+    announced, a SHA-1 mismatch) is retried; after the last one its error is raised.
 
     Parameters
     ----------
     url : str
         The URL of the file.
     path : str, optional
-        Where the file is stored: a file name, or a directory for the URL's last part (default:
-        the current directory).
+        Where to store it: a file name, or an existing directory (for the URL's last part).
+        Default: the URL's last part in the current directory.
     overwrite : bool, default False
-        Whether to download again even if the file exists (impossible here: raises).
+        Whether to download even if the file exists (and the new copy then replaces it).
     sha1_hash : str, optional
-        The expected SHA-1 in hexadecimal digits; a file with another one is not used.
+        The expected SHA-1 in hexadecimal digits. An existing file with another one is
+        downloaded again; a download with another one is discarded (a UserWarning is raised,
+        as in MXNet, naming the file, the URL and both hashes).
     retries : int, default 5
-        The number of download attempts MXNet makes (checked, then unused).
+        The number of attempts (at least one is made).
     verify_ssl : bool, default True
-        Whether MXNet verifies SSL certificates (unused).
+        Whether to verify the server's SSL certificate (False warns).
 
     Returns
     -------
     str
-        The file path.
+        The file path of the downloaded file.
     """
     if path is None:
         fname = url.split('/')[-1]
@@ -214,28 +229,88 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
             "Number of retries should be at least 0, currently it's {}".format(retries))
     if not verify_ssl:
         warnings.warn('Unverified HTTPS request is being made (verify_ssl=False). '
-                      'Adding certificate verification is strongly advised.')
-    exists = os.path.exists(fname)
-    if exists and not overwrite and not (sha1_hash and not check_sha1(fname, sha1_hash)):
+                      'Adding certificate verification is strongly advised.', stacklevel=2)
+    if not overwrite and _is_usable(fname, sha1_hash):
         return fname
-    if overwrite and exists:
-        why = 'overwrite=True asks for a fresh copy of {}'.format(fname)
-    elif exists:
-        why = '{} exists but its SHA-1 is not {}'.format(fname, sha1_hash)
-    else:
-        why = '{} does not exist'.format(fname)
-    raise RuntimeError(
-        'Failed downloading url {}: hybridlib does not download files (it has no network '
-        'access), and {}. Download the file elsewhere and copy it to {}{}.'.format(
-            url, why, os.path.abspath(fname),
-            ' (SHA-1 {})'.format(sha1_hash) if sha1_hash else ''))
+    os.makedirs(os.path.dirname(os.path.abspath(fname)), exist_ok=True)
+    # imported here, not with hybridlib: requests takes a tenth of a second to import and most
+    # programs never download
+    import requests
+    attempts_left = retries
+    while True:
+        try:
+            print('Downloading {} from {}...'.format(fname, url))
+            _fetch(requests, url, fname, sha1_hash, overwrite, verify_ssl)
+            return fname
+        except Exception as err:    # every failure is retried, as in MXNet
+            attempts_left -= 1
+            if attempts_left <= 0:
+                attempts = max(retries, 1)
+                if hasattr(err, 'add_note'):     # Python 3.11+: shown under the traceback
+                    err.add_note('Failed downloading url {} to {} ({} attempt{}).'.format(
+                        url, fname, attempts, 's' if attempts > 1 else ''))
+                raise
+            print('download failed due to {}, retrying, {} attempt{} left'.format(
+                repr(err), attempts_left, 's' if attempts_left > 1 else ''))
+
+
+def _is_usable(fname, sha1_hash):
+    """Whether ``fname`` exists (with the SHA-1 ``sha1_hash`` when one is given)."""
+    return os.path.exists(fname) and (not sha1_hash or check_sha1(fname, sha1_hash))
+
+
+def _fetch(requests, url, fname, sha1_hash, overwrite, verify_ssl):
+    """One attempt of ``download``: ``url`` streamed into a temporary file beside ``fname``,
+    checked, then moved into place. The temporary file never outlives the attempt."""
+    temp_name = '{}.{}'.format(fname, uuid.uuid4())
+    try:
+        with requests.get(url, stream=True, verify=verify_ssl, timeout=_TIMEOUT) as response:
+            if response.status_code != 200:
+                raise RuntimeError('Failed downloading url {} (HTTP status {} {})'.format(
+                    url, response.status_code, response.reason))
+            sha1 = hashlib.sha1()
+            size = 0
+            with open(temp_name, 'wb') as f:
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    f.write(chunk)
+                    sha1.update(chunk)
+                    size += len(chunk)
+            # urllib3 2 raises on a body shorter than its Content-Length; urllib3 1 does not
+            expected = response.headers.get('Content-Length')
+            encoding = response.headers.get('Content-Encoding', 'identity')
+            if expected is not None and encoding == 'identity' and size != int(expected):
+                raise requests.exceptions.ConnectionError(
+                    'Connection broken: {} bytes read from {}, {} expected'.format(
+                        size, url, expected))
+        if sha1_hash and sha1.hexdigest() != sha1_hash:
+            raise UserWarning(
+                'File {} downloaded from {} has SHA-1 {} instead of {}, so it was not saved '
+                '(what was at {} is left as it was). The repo may be outdated or the download '
+                'incomplete; if MXNET_GLUON_REPO is set, consider switching to the default '
+                'repo.'.format(os.path.basename(fname), url, sha1.hexdigest(), sha1_hash,
+                               fname))
+        if not overwrite and _is_usable(fname, sha1_hash):
+            # another process finished the same download first: its copy is as good
+            warnings.warn('File {} exists in file system so the downloaded file is '
+                          'deleted'.format(fname), stacklevel=3)
+        else:
+            replace_file(temp_name, fname)
+    finally:
+        if os.path.exists(temp_name):
+            try:
+                os.remove(temp_name)
+            except OSError:
+                pass
+
+
+# where MXNet publishes the model zoo's weights and the datasets' files
+apache_repo_url = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'
 
 
 def _get_repo_url():
     """The base URL of the Gluon dataset and model repository ($MXNET_GLUON_REPO or MXNet's),
     ending with '/'."""
-    default_repo = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'
-    repo_url = os.environ.get('MXNET_GLUON_REPO', default_repo)
+    repo_url = os.environ.get('MXNET_GLUON_REPO', apache_repo_url)
     if repo_url[-1] != '/':
         repo_url = repo_url + '/'
     return repo_url

@@ -1,6 +1,8 @@
 """gluon.data samplers and the DataLoader: batch contents, order and dtypes as MXNet 1.9.1
-gives them (literals from MXNet), last_batch modes, worker processes and threads, errors."""
+gives them (literals from MXNet), last_batch modes, worker processes and threads, errors;
+DataLoaderV1 against the DataLoader, and the queues that carry NDArrays between processes."""
 import multiprocessing
+from multiprocessing.reduction import ForkingPickler
 import os
 import time
 
@@ -9,6 +11,7 @@ import pytest
 
 import hybridlib as mx
 from hybridlib import autograd, gluon, nd
+from hybridlib.data import dataloader as dl
 from hybridlib.data.dataloader import default_batchify_fn, default_mp_batchify_fn
 
 data = gluon.data
@@ -273,3 +276,234 @@ def test_dead_worker_is_reported(monkeypatch):
     assert time.monotonic() - start < 10
     # a fresh pool serves the next epoch's batches that do not kill it
     assert values(data.DataLoader(data.SimpleDataset([5]), batch_size=1, num_workers=1)) == [[5]]
+
+
+# -- DataLoaderV1 and the pieces it shares with user code ------------------------------------
+
+def tree(batch):
+    """A batch as nested lists of (values, dtype, context) for NDArrays."""
+    if isinstance(batch, nd.NDArray):
+        return batch.asnumpy().tolist(), batch.dtype, str(batch.context)
+    if isinstance(batch, (list, tuple)):
+        return [tree(b) for b in batch]
+    return batch
+
+
+def sum_and_count(samples):
+    return nd.stack(*[s[0] for s in samples]).sum(axis=0), len(samples)
+
+
+LOADER_CASES = {
+    'shuffled': dict(batch_size=3, shuffle=True),
+    'keep': dict(batch_size=3, last_batch='keep'),
+    'discard': dict(batch_size=3, last_batch='discard'),
+    'rollover': dict(batch_size=3, last_batch='rollover'),
+    'seeded_sampler': dict(batch_size=4, sampler=data.RandomSampler(10)),
+    'batchify_fn': dict(batch_size=4, batchify_fn=sum_and_count),
+}
+
+
+@pytest.mark.parametrize('num_workers', [0, 2])
+@pytest.mark.parametrize('case', list(LOADER_CASES))
+def test_v1_gives_dataloader_batches(case, num_workers):
+    # tuple samples (image, label) with a transform, as a vision dataset gives them
+    ds = image_dataset().transform_first(lambda x: x.astype('float32') / 255)
+
+    def epochs(loader_class, **kwargs):
+        loader = loader_class(ds, **LOADER_CASES[case], **kwargs)
+        np.random.seed(7)       # the shuffling samplers draw from numpy's global generator
+        return len(loader), [tree(list(batch)) for _ in range(2) for batch in loader]
+
+    assert epochs(dl.DataLoaderV1, num_workers=num_workers) == epochs(data.DataLoader)
+
+
+def test_v1_batches_with_workers_are_lists_on_cpu():
+    ds = data.ArrayDataset(nd.arange(10).reshape((5, 2)), np.arange(5))
+    batches = list(dl.DataLoaderV1(ds, batch_size=2, num_workers=2, batchify_fn=tuple))
+    # MXNet 1.9.1: the fetcher returns lists (tuples in this process)
+    assert type(batches[0]) is list and type(batches[0][0]) is list
+    assert type(next(iter(dl.DataLoaderV1(ds, batch_size=2, batchify_fn=tuple)))) is tuple
+    x, y = next(iter(dl.DataLoaderV1(ds, batch_size=2, num_workers=2)))
+    assert (x.context, x.dtype, y.dtype) == (mx.cpu(0), np.float32, np.int64)
+    pinned = next(iter(dl.DataLoaderV1(ds, batch_size=2, num_workers=1, pin_memory=True,
+                                         pin_device_id=1)))
+    assert [b.context for b in pinned] == [mx.cpu_pinned(1)] * 2
+
+
+def test_v1_arguments():
+    assert len(dl.DataLoaderV1(np.arange(7), batch_size=3, last_batch='discard')) == 2
+    with pytest.raises(ValueError, match='batch_size must be specified unless '):
+        dl.DataLoaderV1(dataset3())
+    with pytest.raises(ValueError, match='shuffle must not be specified if sampler is '):
+        dl.DataLoaderV1(dataset3(), batch_size=2, shuffle=True,
+                          sampler=data.SequentialSampler(3))
+    with pytest.raises(ValueError, match='must not be specified if batch_sampler is '):
+        dl.DataLoaderV1(dataset3(), batch_size=2,
+                          batch_sampler=data.BatchSampler(data.SequentialSampler(3), 2))
+    with pytest.raises(AssertionError, match='not for 0 workers'):
+        dl._MultiWorkerIterV1(0, dataset3(), default_batchify_fn,
+                              data.BatchSampler(data.SequentialSampler(3), 2))
+    # one batch in the workers' hands at a time
+    one = dl.DataLoaderV1(np.arange(5), batch_size=2, num_workers=1, prefetch=0)
+    assert values(one) == [[0, 1], [2, 3], [4]]
+
+
+def test_v1_workers_start_clean():
+    mx.random.seed(5)
+    with autograd.record(), mx.Context('cpu', 1):
+        loader = dl.DataLoaderV1(data.SimpleDataset(list(range(8))).transform(worker_state),
+                                   batch_size=1, num_workers=2, batchify_fn=lambda s: s[0])
+        states = [tuple(s) for s in loader]
+    assert {s[:3] for s in states} == {(False, False, 'cpu(0)')}
+    assert len({s[3] for s in states}) == 8 and len({s[4] for s in states}) == 8
+
+
+def test_v1_shutdown():
+    loader = dl.DataLoaderV1(np.arange(20), batch_size=2, num_workers=2)
+    it = iter(loader)
+    assert values(it) == values(data.DataLoader(np.arange(20), batch_size=2))
+    assert not it._fetcher.is_alive() and not any(w.is_alive() for w in it._workers)
+    with pytest.raises(StopIteration):
+        next(it)
+    # a pass left early: collecting the iterator stops its workers and thread
+    it = iter(loader)
+    assert next(it).asnumpy().tolist() == [0, 1]
+    workers, fetcher = it._workers, it._fetcher
+    assert all(w.is_alive() for w in workers)
+    del it
+    assert not fetcher.is_alive() and not any(w.is_alive() for w in workers)
+    it = iter(loader)
+    next(it)
+    it.shutdown()
+    it.shutdown()
+    with pytest.raises(AssertionError, match='call __next__ after shutdown is forbidden'):
+        next(it)
+
+
+def slow_first(x):
+    if x == 0:
+        time.sleep(0.3)
+    return x
+
+
+def stuck(x):
+    if x > 0:
+        time.sleep(30)
+    return x
+
+
+def test_v1_reorders_and_stops_busy_workers(monkeypatch):
+    # batch 0 comes after batch 1 (the other worker's)
+    ds = data.SimpleDataset(list(range(6))).transform(slow_first)
+    assert values(dl.DataLoaderV1(ds, batch_size=1, num_workers=2)) == [[i] for i in range(6)]
+    # a worker busy with a batch no one will read is terminated, not waited for
+    monkeypatch.setattr(dl, '_POLL_INTERVAL', 5.0)
+    it = iter(dl.DataLoaderV1(data.SimpleDataset([0, 1, 2]).transform(stuck), batch_size=1,
+                              num_workers=1))
+    assert next(it).asnumpy().tolist() == [0]
+    start = time.monotonic()
+    it.shutdown()
+    assert time.monotonic() - start < 4 and it._workers[0].exitcode == -15     # SIGTERM
+
+
+class NeedsTwoArguments(Exception):
+    def __init__(self, a, b):
+        super().__init__(f'{a} and {b}')
+
+
+def failing_unpicklably(x):
+    if x == 2:
+        raise NeedsTwoArguments('x', x)
+    return x
+
+
+def test_v1_worker_errors_reach_the_caller():
+    loader = dl.DataLoaderV1(data.SimpleDataset(list(range(6))).transform(failing),
+                               batch_size=2, num_workers=2)
+    it = iter(loader)
+    assert next(it).asnumpy().tolist() == [0, 1]
+    with pytest.raises(KeyError, match='bad sample 3') as info:
+        next(it)
+    assert 'in failing' in str(info.value.__cause__)    # the worker's traceback
+    assert not any(w.is_alive() for w in it._workers)
+    assert next(iter(loader)).asnumpy().tolist() == [0, 1]
+    # an exception that cannot be unpickled arrives as its text
+    loader = dl.DataLoaderV1(data.SimpleDataset(list(range(4))).transform(failing_unpicklably),
+                               batch_size=1, num_workers=1)
+    with pytest.raises(RuntimeError, match='NeedsTwoArguments: x and 2'):
+        list(loader)
+
+
+def test_v1_dead_worker_is_reported(monkeypatch):
+    monkeypatch.setattr(dl, '_POLL_INTERVAL', 0.2)
+    loader = dl.DataLoaderV1(data.SimpleDataset([0, 1, 2]).transform(die), batch_size=1,
+                               num_workers=1)
+    it = iter(loader)
+    # the worker dies after it sent batch 0: that batch still arrives
+    assert next(it).asnumpy().tolist() == [0]
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r'exited unexpectedly with exit code 3'):
+        next(it)
+    assert time.monotonic() - start < 10
+    assert not it._fetcher.is_alive()
+
+
+def test_reduce_and_rebuild_ndarray():
+    for x in [nd.array([[1.5, -2], [3, 4]]), nd.array(np.arange(6, dtype=np.int8)),
+              nd.array(np.float16(2.5)), nd.zeros((0, 3)),
+              nd.array([1, 2], ctx=mx.cpu_pinned(1), dtype='int64')]:
+        rebuild, args = dl.reduce_ndarray(x)
+        assert rebuild is dl.rebuild_ndarray
+        for _ in range(2):      # MXNet's shared-memory handle opens once; this state any time
+            y = rebuild(*args)
+            assert type(y) is nd.NDArray and y is not x
+            assert (y.shape, y.dtype, y.context) == (x.shape, x.dtype, x.context)
+            assert y.asnumpy().tolist() == x.asnumpy().tolist()
+    # what multiprocessing sends pickles NDArrays with it
+    x = nd.array([1, 2, 3])
+    sent = ForkingPickler.dumps({'x': x})
+    assert b'rebuild_ndarray' in bytes(sent)
+    assert ForkingPickler.loads(sent)['x'].asnumpy().tolist() == [1, 2, 3]
+
+
+def echo_doubled(inbox, outbox):
+    while True:
+        item = inbox.get()
+        if item is None:
+            return
+        outbox.put([x * 2 for x in item])
+
+
+@pytest.mark.parametrize('queue_types', [(dl.Queue, dl.SimpleQueue), (dl.SimpleQueue, dl.Queue)],
+                         ids=['Queue', 'SimpleQueue'])
+def test_queues_carry_ndarrays_across_processes(queue_types):
+    inbox, outbox = queue_types[0](), queue_types[1]()
+    assert isinstance(inbox._reader, dl.ConnectionWrapper)
+    child = multiprocessing.get_context('fork').Process(target=echo_doubled,
+                                                        args=(inbox, outbox), daemon=True)
+    child.start()
+    try:
+        inbox.put([nd.array([[1, 2], [3, 4]]), nd.array(np.arange(3), dtype='int32')])
+        x, y = outbox.get()
+        assert x.asnumpy().tolist() == [[2, 4], [6, 8]] and x.dtype == np.float32
+        assert y.asnumpy().tolist() == [0, 2, 4] and y.dtype == np.int32
+        inbox.put(None)
+        child.join(10)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.terminate()
+            child.join()
+
+
+def test_connection_wrapper():
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    reader, writer = dl.ConnectionWrapper(reader), dl.ConnectionWrapper(writer)
+    writer.send((nd.array([1, 2]), 'text'))
+    assert reader.poll()        # the connection's own attributes
+    x, text = reader.recv()
+    assert x.asnumpy().tolist() == [1, 2] and text == 'text'
+    writer.send_bytes(ForkingPickler.dumps(nd.ones((2,))))
+    assert reader.recv().asnumpy().tolist() == [1, 1]
+    reader.close()
+    assert reader.closed

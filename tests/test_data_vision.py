@@ -3,6 +3,7 @@ written by tests/data/make_data_files.py) and numpy references, hybridized and n
 datasets read from small files written here in the real formats (sums and labels are what
 MXNet 1.9.1 reads from the same files)."""
 import gzip
+import json
 import os
 import struct
 
@@ -88,8 +89,8 @@ def test_resize_other_integer_dtypes_round():
 
 
 def test_resize_errors():
-    with pytest.raises(NotSupportedError, match='interpolation 2'):
-        T.Resize(3, interpolation=2)(nd.zeros((4, 4, 3)))
+    with pytest.raises(ValueError, match='interp=7 is not one of 0 \\(nearest\\)'):
+        T.Resize(3, interpolation=7)(nd.zeros((4, 4, 3)))
     with pytest.raises(ValueError, match=r'\(height, width, channels\).*\(4, 4\)'):
         T.Resize(3)(nd.zeros((4, 4)))
 
@@ -172,7 +173,7 @@ def test_random_flips(cls, axis, hybridize):
     again = [bool(np.array_equal(flip(u8(img)).asnumpy(), np.flip(img, axis)))
              for _ in range(20)]
     assert again == flipped
-    with pytest.raises(ValueError, match='RandomFlip'):
+    with pytest.raises(ValueError, match=r'_image_random_flip_.*\(height, width, channels\)'):
         cls()(u8(REF['batch']))
 
 
@@ -201,6 +202,112 @@ def test_random_apply():
     assert set(results) == {0.0, 1.0}
     always = T.RandomApply(gluon.nn.Lambda(lambda x: x + 1), p=1)
     assert float(always(nd.zeros((1,))).asscalar()) == 1.0
+
+
+# -- colour transforms, rotations, and the graphs MXNet's transforms make -------------------------
+
+def graph_transforms():
+    """The list of tests/data/make_image_files.py."""
+    return [('to_tensor', T.ToTensor()), ('normalize', T.Normalize((0.1, 0.2, 0.3), (1, 2, 3))),
+            ('resize_keep', T.Resize(5, keep_ratio=True, interpolation=2)),
+            ('resize', T.Resize((4, 3))),
+            ('crop_resize', T.CropResize(1, 2, 3, 4, size=(5, 6), interpolation=1)),
+            ('flip_lr', T.RandomFlipLeftRight()), ('flip_tb', T.RandomFlipTopBottom()),
+            ('brightness', T.RandomBrightness(0.3)), ('contrast', T.RandomContrast(1.5)),
+            ('saturation', T.RandomSaturation(0.1)), ('hue', T.RandomHue(0.2)),
+            ('jitter', T.RandomColorJitter(0.1, 0.2, 0.3, 0.4)),
+            ('lighting', T.RandomLighting(0.1)), ('cast', T.Cast('float16'))]
+
+
+def test_transform_graphs_name_mxnets_operators():
+    with open(os.path.join(os.path.dirname(__file__), 'data', 'image-transforms.json')) as f:
+        expected = json.load(f)
+    for name, block in graph_transforms():
+        nodes = json.loads(block(mx.sym.var('data')).tojson())['nodes'][1:]
+        assert [[n['op'], n.get('attrs', {})] for n in nodes] == expected[name], name
+
+
+COLOUR = [(T.RandomBrightness, 0.3), (T.RandomContrast, 0.4), (T.RandomSaturation, 0.5),
+          (T.RandomHue, 0.2), (T.RandomLighting, 0.5)]
+
+
+@pytest.mark.parametrize('cls,amount', COLOUR, ids=[c[0].__name__ for c in COLOUR])
+def test_colour_transforms_hybridize_and_repeat(cls, amount):
+    img = u8(REF['img'])
+    outs = []
+    for hybridize in (False, True):
+        block = cls(amount)
+        if hybridize:
+            block.hybridize()
+        mx.random.seed(4)
+        outs.append([block(img).asnumpy() for _ in range(3)])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == np.uint8 and a.shape == REF['img'].shape
+    assert not np.array_equal(outs[0][0], outs[0][1])          # a new factor at each call
+
+
+def test_colour_transform_values():
+    img = np.random.default_rng(3).uniform(0, 255, (4, 5, 3)).astype(np.float32)
+    out = T.RandomBrightness(0.5)(nd.array(img)).asnumpy()
+    alpha = float(np.sum(out * img) / np.sum(img * img))
+    assert 0.5 - 1e-6 <= alpha <= 1.5 + 1e-6
+    np.testing.assert_allclose(out, img * alpha, rtol=1e-5)
+    # brightness 1.5: the factors are drawn from [max(0, 1 - 1.5), 2.5] = [0, 2.5] (MXNet)
+    low = T.RandomContrast(1.5)._args
+    assert low == (0, 2.5)
+    grey = np.full((2, 2, 3), 100, np.float32)
+    np.testing.assert_allclose(T.RandomHue(0.4)(nd.array(grey)).asnumpy(), grey, atol=1e-3)
+    np.testing.assert_allclose(T.RandomSaturation(0.9)(nd.array(grey)).asnumpy(), grey,
+                               atol=1e-3)
+    same = T.RandomColorJitter()(nd.array(img)).asnumpy()      # every amount 0: unchanged
+    np.testing.assert_array_equal(same, img)
+    jitter = T.RandomColorJitter(brightness=0.2, contrast=0.2, saturation=0.2, hue=0.1)
+    jitter.hybridize()
+    assert jitter(u8(REF['img'])).dtype == np.uint8
+
+
+def test_rotate():
+    tensor = T.ToTensor()(u8(REF['img']))
+    np.testing.assert_allclose(T.Rotate(30)(tensor).asnumpy(),
+                               mx.image.imrotate(tensor, 30).asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(T.Rotate(90, zoom_out=True)(tensor).asnumpy(),
+                               mx.image.imrotate(tensor, 90, zoom_out=True).asnumpy(),
+                               rtol=1e-6)
+    # a half turn maps pixel centres onto pixel centres
+    np.testing.assert_allclose(T.Rotate(180)(tensor).asnumpy(),
+                               tensor.asnumpy()[:, ::-1, ::-1], atol=1e-5)
+    with pytest.raises(TypeError, match='only supports float32'):
+        T.Rotate(30)(u8(REF['img']))
+
+
+def test_random_rotation():
+    tensor = T.ToTensor()(u8(REF['img']))
+    rotation = T.RandomRotation((-30, 30))
+    mx.random.seed(2)
+    first = [rotation(tensor).asnumpy() for _ in range(3)]
+    mx.random.seed(2)
+    again = [rotation(tensor).asnumpy() for _ in range(3)]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not np.allclose(first[0], first[1])
+    batch = nd.stack(tensor, tensor)
+    out = T.RandomRotation((10, 20), zoom_in=True)(batch).asnumpy()
+    assert out.shape == batch.shape and not np.allclose(out[0], out[1])
+    img = u8(REF["img"])
+    assert T.RandomRotation((0, 90), rotate_with_proba=0)(img) is img
+    with pytest.raises(ValueError, match='ordered tuple'):
+        T.RandomRotation((30, -30))
+    with pytest.raises(ValueError, match='between 0 and 1'):
+        T.RandomRotation((0, 30), rotate_with_proba=2)
+    with pytest.raises(TypeError, match='only supports float32'):
+        T.RandomRotation((0, 30))(u8(REF['img']))
+
+
+def test_transforms_beyond_opencvs_two_interpolations():
+    img = u8(REF['img'])
+    for interp in (2, 3, 4):
+        got = run(T.Resize((4, 3), interpolation=interp), img, True)
+        np.testing.assert_array_equal(got, mx.image.imresize(img, 4, 3, interp=interp).asnumpy())
 
 
 # -- Compose ----------------------------------------------------------------------------------
@@ -304,12 +411,55 @@ def test_cifar_archive_layout(tmp_path):
     assert (root / 'cifar-10-batches-bin' / 'test_batch.bin').exists()
 
 
-def test_missing_files_name_them(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r'train-images-idx3-ubyte.gz, '
-                                                r'train-labels-idx1-ubyte.gz not found in'):
-        vision.MNIST(str(tmp_path / 'mnist'))
-    with pytest.raises(FileNotFoundError, match=r'test_batch.bin, \(or cifar-10-binary'):
-        vision.CIFAR10(str(tmp_path), train=False)
+class _Fetched(Exception):
+    pass
+
+
+# the files MXNet 1.9.1 downloads (under MXNET_GLUON_REPO/gluon/dataset/) and their sha1s
+MISSING = [
+    (vision.MNIST, True, [('mnist/train-images-idx3-ubyte.gz',
+                           '6c95f4b05d2bf285e1bfb0e7960c31bd3b3f8a7d'),
+                          ('mnist/train-labels-idx1-ubyte.gz',
+                           '2a80914081dc54586dbdf242f9805a6b8d2a15fc')]),
+    (vision.MNIST, False, [('mnist/t10k-images-idx3-ubyte.gz',
+                            'c3a25af1f52dad7f726cce8cacb138654b760d48'),
+                           ('mnist/t10k-labels-idx1-ubyte.gz',
+                            '763e7fa3757d93b0cdec073cef058b2004252c17')]),
+    (vision.FashionMNIST, True, [('fashion-mnist/train-images-idx3-ubyte.gz',
+                                  '0cf37b0d40ed5169c6b3aba31069a9770ac9043d'),
+                                 ('fashion-mnist/train-labels-idx1-ubyte.gz',
+                                  '236021d52f1e40852b06a4c3008d8de8aef1e40b')]),
+    (vision.FashionMNIST, False, [('fashion-mnist/t10k-images-idx3-ubyte.gz',
+                                   '626ed6a7c06dd17c0eec72fa3be1740f146a2863'),
+                                  ('fashion-mnist/t10k-labels-idx1-ubyte.gz',
+                                   '17f9ab60e7257a1620f4ad76bbbaf857c3920701')]),
+    (vision.CIFAR10, True, [('cifar10/cifar-10-binary.tar.gz',
+                             'fab780a1e191a7eda0f345501ccd62d20f7ed891')]),
+    (vision.CIFAR10, False, [('cifar10/cifar-10-binary.tar.gz',
+                              'fab780a1e191a7eda0f345501ccd62d20f7ed891')]),
+    (vision.CIFAR100, True, [('cifar100/cifar-100-binary.tar.gz',
+                              'a0bb982c76b83111308126cc779a992fa506b90b')]),
+]
+
+
+@pytest.mark.parametrize('cls, train, expected', MISSING)
+def test_missing_files_are_downloaded(cls, train, expected, tmp_path, monkeypatch):
+    """From MXNet's URLs, with MXNet's sha1s, into root (the downloads themselves:
+    tests/test_download.py)."""
+    fetched = []
+
+    def download(url, path=None, sha1_hash=None, **kwargs):
+        fetched.append((url, path, sha1_hash))
+        if len(fetched) == len(expected):
+            raise _Fetched
+        return path
+    monkeypatch.setattr(vision.datasets, 'download', download)
+    monkeypatch.setenv('MXNET_GLUON_REPO', 'http://127.0.0.1:9/repo')
+    root = tmp_path / 'root'
+    with pytest.raises(_Fetched):
+        cls(str(root), train=train)
+    assert fetched == [('http://127.0.0.1:9/repo/gluon/dataset/' + name,
+                        str(root / os.path.basename(name)), sha1) for name, sha1 in expected]
 
 
 def test_image_folder_listing(tmp_path):
@@ -348,7 +498,7 @@ def test_image_decoding_without_pillow(tmp_path, monkeypatch):
     rec.close()
     ds = vision.ImageRecordDataset(str(tmp_path / 'i.rec'))
     assert len(ds) == 1
-    with pytest.raises(NotSupportedError, match='install Pillow'):
+    with pytest.raises(NotSupportedError, match=r'Pillow.*hybridlib\[image\]'):
         ds[0]
 
 

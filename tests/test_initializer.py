@@ -335,3 +335,38 @@ def test_verbose_logs_a_statistic(caplog):
     with caplog.at_level(logging.INFO):
         fill(init, (2,), 'w_weight')
     assert caplog.records[-1].getMessage() == 'Initialized w_weight as weight: custom'
+
+
+def _fused(init, size, global_init):
+    arr = mx.nd.zeros((size,))
+    desc = mx.init.InitDesc('parameters', attrs={'__init__': init.dumps()},
+                            global_init=global_init)
+    init(desc, arr)
+    return arr.asnumpy()
+
+
+def test_fused_rnn_initializer_matches_mxnet():
+    # a 2-layer bidirectional LSTM over 3 features: MXNet 1.9.1 fills the 0.5 weights, zero
+    # biases and 1.5 forget biases (i2h and h2h) at these offsets
+    a = _fused(mx.init.FusedRNN(mx.init.Constant(0.5), 2, 2, 'lstm', True, forget_bias=1.5),
+               4 * 2 * (3 + 2) * 2 + 4 * 2 * (4 + 2) * 2 + 2 * 2 * 2 * 4 * 2, mx.init.Uniform())
+    assert np.nonzero(a == 1.5)[0].tolist() == [178, 179, 186, 187, 194, 195, 202, 203, 210,
+                                                211, 218, 219, 226, 227, 234, 235]
+    assert ((a == 0.5).sum(), (a == 0).sum(), a.size) == (176, 48, 240)
+    # no initializer of its own: the global one fills the weights, biases are zero
+    b = _fused(mx.init.FusedRNN(None, 2, 1, 'gru', False), 3 * 2 * (3 + 2) + 2 * 3 * 2,
+               mx.init.One())
+    assert b.tolist() == [1.0] * 30 + [0.0] * 12
+
+
+def test_fused_rnn_initializer_scales_each_matrix():
+    # Xavier sees each gate's (hidden, inputs) matrix, not the flat vector
+    mx.random.seed(3)
+    a = _fused(mx.init.FusedRNN(mx.init.Xavier(magnitude=3), 4, 1, 'rnn_tanh'), 4 * 6 + 4 * 4 + 8,
+               mx.init.Uniform())
+    i2h, h2h = a[:24], a[24:40]
+    assert 0.5 < np.abs(i2h).max() <= np.sqrt(3 / 5)
+    assert np.sqrt(3 / 5) < np.abs(h2h).max() <= np.sqrt(3 / 4)
+    assert (a[40:] == 0).all()
+    with pytest.raises(mx.MXNetError, match='do not fit'):
+        _fused(mx.init.FusedRNN(None, 4, 1, 'lstm'), 7, mx.init.One())

@@ -14,6 +14,7 @@ from hybridlib.base import MXNetError, NotSupportedError
 from optimizer_rules import RULES
 
 DATA = pathlib.Path(__file__).parent / 'data' / 'optimizer.json'
+MULTI_DATA = pathlib.Path(__file__).parent / 'data' / 'optimizer_ops.json'
 SHAPES = [(2, 3), (3,)]
 
 
@@ -286,6 +287,130 @@ def test_against_mxnet(entry):
     assert optimizer.num_update == entry['num_update']
 
 
+@pytest.mark.parametrize('entry', json.loads(MULTI_DATA.read_text())['optimizers'],
+                         ids=lambda e: e['label'])
+def test_against_mxnet_multi_tensor(entry):
+    """LARS, LBSGD, contrib.GroupAdaGrad and SGD on float16 weights (the optimizers MXNet
+    runs with multi-tensor updates) for four steps of three weights: the weights after every
+    step, the states at the end (tests/data/make_optimizer_ops_files.py)."""
+    kwargs = dict(entry['kwargs'])
+    if entry['idx2name']:
+        kwargs['param_idx2name'] = {int(k): v for k, v in entry['idx2name'].items()}
+    if entry['scheduler']:
+        cls, sched_kwargs = entry['scheduler']
+        kwargs['lr_scheduler'] = getattr(mx.lr_scheduler, cls)(**sched_kwargs)
+    if entry['contrib']:
+        optimizer = getattr(opt.contrib, entry['name'])(**kwargs)
+    else:
+        optimizer = opt.create(entry['name'], **kwargs)
+    if entry['lr_mult']:
+        optimizer.set_lr_mult({int(k): v for k, v in entry['lr_mult'].items()})
+    updater = opt.get_updater(optimizer)
+    arrays = [nd.array(_array(w), dtype=entry['dtype']) for w in entry['weights']]
+    f16 = entry['dtype'] == 'float16'
+    for step, after in zip(entry['grads'], entry['after']):
+        updater(list(range(len(arrays))), [nd.array(_array(g), dtype=g['dtype']) for g in step],
+                arrays)
+        for a, e in zip(arrays, after):
+            assert a.dtype == np.dtype(entry['dtype'])
+            np.testing.assert_allclose(a.asnumpy(), _array(e), rtol=2e-3 if f16 else 2e-5,
+                                       atol=1e-3 if f16 else 1e-6)
+    for i, expected in enumerate(entry['states']):
+        got, want = _flat(updater.states[i]), _flat(expected)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == np.dtype(w['dtype']) and g.shape == tuple(w['shape'])
+            # (LARS of float16 weights: MXNet rounds their squares to float16 in multi_sum_sq)
+            np.testing.assert_allclose(g.asnumpy(), _array(w), rtol=1e-3 if f16 else 2e-5,
+                                       atol=1e-6)
+    assert optimizer.num_update == entry['num_update']
+
+
+# -------------------------------------------------------------------------------------------------
+# LARS, LBSGD
+# -------------------------------------------------------------------------------------------------
+
+def _lars_reference(weights, grad_steps, names, lr, eta, eps, wd, momentum, rescale):
+    """MXNet's LARS in float64 (constant learning rate: no momentum correction)."""
+    weights = [w.astype(np.float64) for w in weights]
+    moms = [np.zeros_like(w) for w in weights]
+    for grads in grad_steps:
+        for i, g in enumerate(grads):
+            g = g.astype(np.float64)
+            name = names.get(i, str(i))
+            w_wd = wd if name.endswith('_weight') or i not in names else 0.0
+            rate = lr
+            w_norm, g_norm = np.linalg.norm(weights[i]), np.linalg.norm(g)
+            if not name.endswith(('gamma', 'beta', 'bias')) and w_norm > 0 and g_norm > 0:
+                rate = lr * eta * w_norm / (g_norm * rescale + w_wd * w_norm + eps)
+            weights[i], moms[i] = RULES['sgd_mom_update'](weights[i], g, moms[i], lr=rate,
+                                                          wd=w_wd, momentum=momentum,
+                                                          rescale_grad=rescale)
+    return weights
+
+
+@pytest.mark.parametrize('aggregate', [1, 4])
+def test_lars_against_numpy(aggregate):
+    weights, grads = _inputs(5, 3)
+    weights.append(np.random.default_rng(6).uniform(-1, 1, 4))
+    grads = [g + [np.random.default_rng(7 + k).uniform(-2, 2, 4)] for k, g in enumerate(grads)]
+    names = {0: 'conv_weight', 1: 'conv_bias', 2: 'bn_gamma'}
+    o = opt.LARS(learning_rate=0.1, momentum=0.9, eta=0.4, eps=1e-3, wd=0.05, rescale_grad=0.5,
+                 param_idx2name=names)
+    o.aggregate_num = aggregate
+    assert o.wd_mult == {'conv_bias': 0.0, 'bn_gamma': 0.0}
+    arrays, _ = _run(o, weights, grads)
+    expected = _lars_reference(weights, grads, names, 0.1, 0.4, 1e-3, 0.05, 0.9, 0.5)
+    for a, e in zip(arrays, expected):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=1e-5, atol=1e-6)
+
+
+def test_lbsgd_keeps_its_own_copy_of_the_accumulated_gradient():
+    # a Trainer passes the same gradient buffer every step: the accumulation must not alias it
+    o = opt.LBSGD(learning_rate=0.1, batch_scale=2, warmup_epochs=0)
+    weight, grad = nd.zeros(3), nd.array([1.0, 2.0, 3.0])
+    o.update(0, weight, grad, None)
+    np.testing.assert_array_equal(weight.asnumpy(), np.zeros(3))      # accumulating
+    grad[:] = nd.array([3.0, 2.0, 1.0])
+    o.update(0, weight, grad, None)
+    # the mean of the two gradients, times the full warmup factor batch_scale
+    np.testing.assert_allclose(weight.asnumpy(), -0.1 * 2 * np.array([2.0, 2.0, 2.0]),
+                               rtol=1e-6)
+
+
+def test_lbsgd_warmup_factors():
+    o = opt.LBSGD(batch_scale=5, warmup_epochs=2, updates_per_epoch=4)
+    assert o._get_lbmult(2) == pytest.approx(1 + 4 * 2 / 8)
+    assert o._get_lbmult(8) == 5.0
+    o.warmup_strategy = 'power2'
+    assert o._get_lbmult(2) == pytest.approx(1 + 4 * 4 / 64)
+    o.warmup_strategy = 'sqrt'
+    assert o._get_lbmult(2) == pytest.approx(1 + 4 * math.sqrt(2 / 8))
+    o.warmup_strategy = 'none'
+    assert o._get_lbmult(2) == 1.0
+    w = nd.array([3.0, 4.0])
+    assert o._get_lars(w, nd.array([0.0, 0.0]), 0.0) == 100       # clipped
+    assert o._get_lars(w, nd.array([3.0, 4.0]), 1.0) == pytest.approx(math.sqrt(0.5))
+
+
+def test_sgd_float16_batches_use_multi_tensor_updates(monkeypatch):
+    calls = []
+    original = nd.multi_mp_sgd_mom_update
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs['num_weights'])
+        return original(*args, **kwargs)
+    monkeypatch.setattr(nd, 'multi_mp_sgd_mom_update', spy)
+    weights, grads = _inputs(9, 1, np.float16)
+    o = opt.SGD(learning_rate=0.1, momentum=0.9, multi_precision=True)
+    arrays, _ = _run(o, weights * 3, [grads[0] * 3])        # six float16 weights
+    assert calls == [4, 2]
+    expected = reference('sgd', dict(learning_rate=0.1, momentum=0.9), weights * 3,
+                         [grads[0] * 3])
+    for a, e in zip(arrays, expected):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=2e-3, atol=1e-3)
+
+
 # -------------------------------------------------------------------------------------------------
 # multi_precision
 # -------------------------------------------------------------------------------------------------
@@ -366,7 +491,7 @@ def test_registry():
         opt.create('nosuch')
     assert {'sgd', 'nag', 'adam', 'adagrad', 'rmsprop', 'adadelta', 'ftrl', 'adamax', 'nadam',
             'signum', 'ftml', 'lamb', 'dcasgd', 'sgld', 'ccsgd', 'test',
-            'groupadagrad'} <= set(opt.Optimizer.opt_registry)
+            'groupadagrad', 'lars', 'lbsgd'} <= set(opt.Optimizer.opt_registry)
 
     class MyOpt(opt.Optimizer):
         def update(self, index, weight, grad, state):

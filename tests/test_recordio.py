@@ -149,8 +149,41 @@ def test_pack_unpack():
     assert header.label.dtype == np.float32
 
 
-def test_image_codec_functions_raise():
-    with pytest.raises(mx.base.NotSupportedError, match='recordio.unpack'):
-        recordio.unpack_img(PACKED[0])
-    with pytest.raises(NotImplementedError, match='recordio.pack'):
-        recordio.pack_img(recordio.IRHeader(0, 1, 0, 0), np.zeros((2, 2, 3), np.uint8))
+IMAGES = np.load(os.path.join(os.path.dirname(__file__), 'data', 'image-decoded.npz'))
+
+
+@pytest.mark.parametrize('name', ['image-rgb.png', 'image-grey.png', 'image-444.jpg'])
+def test_unpack_img_decodes_as_opencv(name):
+    # MXNet 1.9.1 decoded these files to image-decoded.npz (RGB); unpack_img gives OpenCV's
+    # BGR, and a 2-D array for a grey file
+    with open(os.path.join(os.path.dirname(__file__), 'data', name), 'rb') as f:
+        record = recordio.pack(recordio.IRHeader(0, 1.5, 3, 0), f.read())
+    header, img = recordio.unpack_img(record)
+    assert header == recordio.IRHeader(0, 1.5, 3, 0)
+    rgb = IMAGES[f'{name}:1']
+    if 'grey' in name:
+        np.testing.assert_array_equal(img, IMAGES[f'{name}:0'][:, :, 0])
+    else:
+        np.testing.assert_array_equal(img, rgb[:, :, ::-1])
+    np.testing.assert_array_equal(recordio.unpack_img(record, 1)[1], rgb[:, :, ::-1])
+
+
+def test_pack_img_round_trip():
+    bgr = np.random.RandomState(0).randint(0, 255, size=(5, 7, 3)).astype(np.uint8)
+    header = recordio.IRHeader(0, [1.0, 2.0], 9, 0)
+    packed = recordio.pack_img(header, bgr, quality=3, img_fmt='.png')
+    got_header, img = recordio.unpack_img(packed)
+    assert got_header.id == 9 and got_header.label.tolist() == [1.0, 2.0]
+    np.testing.assert_array_equal(img, bgr)                 # PNG is lossless
+    cols, rows = np.meshgrid(np.arange(16) * 8, np.arange(16) * 12)
+    smooth = np.stack([cols, rows, np.full((16, 16), 90)], axis=2).astype(np.uint8)
+    _, jpeg = recordio.unpack_img(recordio.pack_img(header, smooth, quality=95))
+    error = np.abs(jpeg.astype(int) - smooth)
+    assert jpeg.shape == smooth.shape and error.mean() < 3 and error.max() < 16
+    grey = bgr[:, :, 0]
+    np.testing.assert_array_equal(
+        recordio.unpack_img(recordio.pack_img(header, grey, img_fmt='.png'))[1], grey)
+    with pytest.raises(mx.MXNetError, match="unknown image format '.gif'"):
+        recordio.pack_img(header, bgr, img_fmt='.gif')
+    with pytest.raises(mx.MXNetError, match='Decoding failed'):
+        recordio.unpack_img(recordio.pack(header, b'not an image'))

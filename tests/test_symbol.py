@@ -196,9 +196,15 @@ def test_bad_json_gives_clear_errors():
     with pytest.raises(MXNetError, match=r"unknown operator 'expp'.*Did you mean.*exp"):
         sym.fromjson(json.dumps(bad_op))
     bad_attr = json.loads(json.dumps(good))
-    bad_attr['nodes'][1]['attrs'] = {'foo': '1'}
-    with pytest.raises(AttributeParseError, match="exp has no attribute"):
+    bad_attr['nodes'][1] = {'op': 'clip', 'name': 'c', 'attrs': {'a_min': '0', 'a_max': '1',
+                                                                  'foo': '1'},
+                            'inputs': [[0, 0, 0]]}
+    with pytest.raises(AttributeParseError, match="clip has no attribute"):
         sym.fromjson(json.dumps(bad_attr))
+    # as MXNet's, an operator without attributes keeps any it is given
+    free = json.loads(json.dumps(good))
+    free['nodes'][1]['attrs'] = {'foo': '1'}
+    assert sym.fromjson(json.dumps(free)).attr_dict() == {'e': {'foo': '1'}}
     with pytest.raises(MXNetError, match='not a symbol JSON'):
         sym.fromjson('{"nodes": ')
     with pytest.raises(MXNetError, match='malformed'):

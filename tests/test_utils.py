@@ -1,5 +1,6 @@
 """gluon.utils against MXNet 1.9.1: splitting batches across contexts, clip_global_norm, the file
-helpers and download without a network. Expected values are MXNet's, pasted from the oracle."""
+helpers, and download's arguments and files in place (downloads from a server:
+tests/test_download.py). Expected values are MXNet's, pasted from the oracle."""
 import hashlib
 import os
 import warnings
@@ -179,21 +180,6 @@ def test_download_finds_files_in_place(tmp_path):
         assert utils.download('http://x.invalid/dir/f.bin') == 'f.bin'
     finally:
         os.chdir(cwd)
-
-
-def test_download_without_network(tmp_path):
-    f = tmp_path / 'f.bin'
-    with pytest.raises(RuntimeError, match=r'^Failed downloading url http://x.invalid/f.bin: '
-                                           r'hybridlib does not download files \(it has no '
-                                           r'network access\), and .*f.bin does not exist. '
-                                           r'Download the file elsewhere and copy it to '):
-        utils.download('http://x.invalid/f.bin', path=str(f))
-    f.write_bytes(b'hello')
-    with pytest.raises(RuntimeError, match='exists but its SHA-1 is not ' + HELLO_SHA1):
-        utils.download('http://x.invalid/f.bin', path=str(f), sha1_hash=HELLO_SHA1)
-    with pytest.raises(RuntimeError, match='overwrite=True asks for a fresh copy'):
-        utils.download('http://x.invalid/f.bin', path=str(f), overwrite=True)
-    assert f.read_bytes() == b'hello'
 
 
 def test_download_argument_errors(tmp_path):

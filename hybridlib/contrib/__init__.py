@@ -1,14 +1,23 @@
-"""Contrib namespaces: Gluon's (``gluon.contrib.nn``) and MXNet's top-level ``mx.contrib``
-(``mx.contrib.ndarray`` and ``mx.contrib.symbol`` are ``nd.contrib`` and ``sym.contrib``;
-``mx.contrib.amp`` is automatic mixed precision)."""
+"""Contrib namespaces, MXNet's two in one package (their names do not clash):
+
+- Gluon's ``gluon.contrib``: ``nn`` (Concurrent, Identity, SyncBatchNorm, ...), ``rnn``
+  (convolutional and projected cells, variational dropout), ``cnn`` (deformable convolutions),
+  ``data`` (IntervalSampler, WikiText) and ``estimator`` (Estimator and its event handlers);
+- MXNet's top-level ``mx.contrib``: ``amp`` (automatic mixed precision), ``text`` (vocabularies
+  and pretrained embeddings), and ``ndarray``/``nd`` and ``symbol``/``sym``, which are
+  ``nd.contrib`` and ``sym.contrib``.
+"""
 import sys
 
-from . import nn
-from . import amp
+from . import nn, rnn, cnn, data, estimator
+from . import amp, text
 from ..ndarray import contrib as ndarray
+from ..ndarray import contrib as nd
 from ..symbol import contrib as symbol
+from ..symbol import contrib as sym
 
-sys.modules[__name__ + '.ndarray'] = ndarray
-sys.modules[__name__ + '.symbol'] = symbol
+for _name in ('ndarray', 'nd', 'symbol', 'sym'):
+    sys.modules[f'{__name__}.{_name}'] = globals()[_name]
 
-__all__ = ['nn', 'amp', 'ndarray', 'symbol']
+__all__ = ['nn', 'rnn', 'cnn', 'data', 'estimator', 'amp', 'text', 'ndarray', 'nd', 'symbol',
+           'sym']

@@ -111,9 +111,9 @@ class SyncBatchNorm(BatchNorm):
     """Batch normalisation over axis 1 whose batch statistics MXNet gathers from all devices.
 
     hybridlib computes the statistics of the batch on the block's own device: the same as
-    MXNet on one device (and the graph exports as a ``BatchNorm`` node, which MXNet loads).
-    With ``num_devices`` > 1 each device normalises with its own batch's statistics; a warning
-    says so.
+    MXNet on one device; the graph exports MXNet's ``_contrib_SyncBatchNorm`` node. With
+    ``num_devices`` > 1 each device normalises with its own batch's statistics; a warning says
+    so.
 
     Parameters
     ----------
@@ -153,10 +153,8 @@ class SyncBatchNorm(BatchNorm):
         return max(context.num_gpus(), 1)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        kw = self._kwargs
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd', axis=1,
-                           eps=kw['eps'], momentum=kw['momentum'], fix_gamma=kw['fix_gamma'],
-                           use_global_stats=kw['use_global_stats'])
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+                                       **self._kwargs)
 
 
 def _factors(factor, n):

@@ -1,25 +1,20 @@
-"""Gluon's names, for ``from hybridlib import gluon`` (as ``from mxnet import gluon``)."""
+"""Gluon's names, for ``from hybridlib import gluon`` (as ``from mxnet import gluon``).
+
+Gluon's modules live at the top of the package (``hybridlib.nn``, ``hybridlib.block``, ...);
+``layout.py`` names them here too, under MXNet's paths (``hybridlib.gluon.nn``,
+``hybridlib.gluon.block``), as the same module objects.
+"""
 from .. import nn, rnn, loss, data, model_zoo, utils, contrib
+from .. import block, parameter, trainer
 from ..block import Block, HybridBlock, SymbolBlock
+from ..ndarray import NDArray
 from ..parameter import Parameter, Constant, ParameterDict, DeferredInitializationError
+from ..symbol import Symbol
 from ..trainer import Trainer
 
-__all__ = ['nn', 'rnn', 'loss', 'data', 'model_zoo', 'utils', 'contrib', 'Block',
-           'HybridBlock', 'SymbolBlock', 'Parameter', 'Constant', 'ParameterDict',
-           'DeferredInitializationError', 'Trainer']
+# what Gluon accepts as a tensor (MXNet's gluon.tensor_types)
+tensor_types = (Symbol, NDArray)
 
-
-def _alias_modules():
-    """Make ``hybridlib.gluon.nn`` (and every module below it) importable by that name, so
-    ``from mxnet.gluon.nn import Dense`` keeps working with hybridlib; the modules are the same
-    objects, not second copies."""
-    import sys
-    for name in ('nn', 'rnn', 'loss', 'data', 'model_zoo', 'utils', 'contrib'):
-        module = globals()[name]
-        sys.modules[f'{__name__}.{name}'] = module
-        for key, sub in list(sys.modules.items()):
-            if key.startswith(module.__name__ + '.'):
-                sys.modules[f'{__name__}.{name}{key[len(module.__name__):]}'] = sub
-
-
-_alias_modules()
+__all__ = ['nn', 'rnn', 'loss', 'data', 'model_zoo', 'utils', 'contrib', 'block', 'parameter',
+           'trainer', 'Block', 'HybridBlock', 'SymbolBlock', 'Parameter', 'Constant',
+           'ParameterDict', 'DeferredInitializationError', 'Trainer', 'tensor_types']

@@ -1,14 +1,21 @@
 """Where the pretrained weights of the model zoo live (``gluon.model_zoo.model_store``).
 
-MXNet downloads ``<name>-<short sha1>.params`` from its model repository into
-``$MXNET_HOME/models`` (``~/.mxnet/models`` by default). hybridlib does not download: it loads
-the same file when it is there (so a directory filled by MXNet works as it is), and otherwise
-raises an error that names the file, the folder and the address to fetch it from.
+MXNet publishes the weights of each zoo model as ``gluon/models/<name>-<short sha1>.zip`` in
+its repository ($MXNET_GLUON_REPO). ``get_model_file`` downloads and unpacks the
+``<name>-<short sha1>.params`` file inside into ``$MXNET_HOME/models`` (``~/.mxnet/models`` by
+default) the first time, checks its SHA-1, and then finds it there: a folder filled by MXNet
+works as it is.
 """
-import hashlib
 import logging
 import os
-import warnings
+import shutil
+import tempfile
+import uuid
+import zipfile
+
+from ..base import data_dir
+from ..utils import _file_sha1, _get_repo_url, check_sha1, download, replace_file
+from ..utils import apache_repo_url  # noqa: F401  (public here, as in MXNet)
 
 __all__ = ['get_model_file', 'purge']
 
@@ -49,18 +56,7 @@ _model_sha1 = {name: checksum for checksum, name in [
     ('ad2f660d101905472b83590b59708b71ea22b2e5', 'vgg19'),
     ('f360b758e856f1074a85abd5fd873ed1d98297c3', 'vgg19_bn')]}
 
-_REPO_URL = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'
-_URL_FORMAT = '{repo_url}gluon/models/{file_name}.zip'
-
-
-def data_dir():
-    """MXNet's data folder: ``$MXNET_HOME``, by default ``~/.mxnet`` (``%APPDATA%/mxnet`` on
-    Windows)."""
-    if os.name == 'nt':
-        default = os.path.join(os.environ.get('APPDATA', '~'), 'mxnet')
-    else:
-        default = os.path.join(os.path.expanduser('~'), '.mxnet')
-    return os.getenv('MXNET_HOME', default)
+_url_format = '{repo_url}gluon/models/{file_name}.zip'
 
 
 def short_hash(name):
@@ -70,54 +66,68 @@ def short_hash(name):
     return _model_sha1[name][:8]
 
 
-def _sha1(path):
-    digest = hashlib.sha1()
-    with open(path, 'rb') as f:
-        for chunk in iter(lambda: f.read(1 << 20), b''):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def get_model_file(name, root=os.path.join(data_dir(), 'models')):
-    """The path of the pretrained weights of model ``name`` (MXNet's model-zoo file).
+    """The path of the pretrained weights of model ``name``, downloaded if needed.
+
+    The file is ``root/<name>-<short sha1>.params``. When it is missing, or its SHA-1 is not the
+    published one, ``<name>-<short sha1>.zip`` is downloaded from the Gluon repository
+    (``$MXNET_GLUON_REPO``, by default MXNet's), the file is unpacked, checked and moved into
+    place atomically, and the zip is removed. Several processes may do this at once.
 
     Parameters
     ----------
     name : str
         Name of the model in the model store ('resnet18_v1', 'mobilenet0.25', ...).
     root : str, default $MXNET_HOME/models
-        Folder that holds the weights files.
+        Folder for the weights files (created if needed).
 
     Returns
     -------
     str
-        ``root/<name>-<short sha1>.params``.
+        Path to the requested pretrained model file.
 
     Raises
     ------
-    FileNotFoundError
-        When the file is not in ``root``: unlike MXNet, hybridlib does not download it. The
-        message names the file and the address of MXNet's archive that holds it.
+    ValueError
+        For a name the store does not know, or when the downloaded file is not the one
+        published (SHA-1 mismatch); nothing is left in ``root`` then.
     """
     file_name = f'{name}-{short_hash(name)}'
     root = os.path.expanduser(root)
     file_path = os.path.join(root, file_name + '.params')
-    if not os.path.exists(file_path):
-        repo_url = os.environ.get('MXNET_GLUON_REPO', _REPO_URL)
-        if not repo_url.endswith('/'):
-            repo_url += '/'
-        url = _URL_FORMAT.format(repo_url=repo_url, file_name=file_name)
-        raise FileNotFoundError(
-            f'The pretrained weights of {name!r} are not available: hybridlib does not '
-            f'download them. Put MXNet\'s model-zoo file {file_name}.params into {root} (or '
-            f'pass root= the folder that holds it); it is inside {url} (a zip archive), and '
-            'MXNet keeps it in $MXNET_HOME/models (~/.mxnet/models) once downloaded.')
-    if _sha1(file_path) != _model_sha1[name]:
-        # MXNet would download the file again; here it is the user's file, so use it
-        warnings.warn(f'{file_path} is not the file MXNet publishes for {name!r} (its sha1 '
-                      f'differs from {_model_sha1[name]}); loading it anyway.', stacklevel=3)
+    sha1_hash = _model_sha1[name]
+    if os.path.exists(file_path):
+        if check_sha1(file_path, sha1_hash):
+            return file_path
+        logging.warning('Mismatch in the content of model file detected. Downloading again.')
     else:
-        logging.debug('Using the pretrained weights in %s', file_path)
+        logging.info('Model file not found. Downloading to %s.', file_path)
+    os.makedirs(root, exist_ok=True)
+    url = _url_format.format(repo_url=_get_repo_url(), file_name=file_name)
+    # this process's own zip and folder, so that concurrent downloads do not meet
+    zip_path = os.path.join(root, f'{file_name}.zip{uuid.uuid4()}')
+    temp_dir = None
+    try:
+        download(url, path=zip_path, overwrite=True)
+        temp_dir = tempfile.mkdtemp(dir=root)
+        with zipfile.ZipFile(zip_path) as zf:
+            if file_name + '.params' not in zf.namelist():
+                raise ValueError(f'{url} does not hold {file_name}.params (it holds '
+                                 f'{", ".join(zf.namelist()) or "nothing"})')
+            temp_file = zf.extract(file_name + '.params', temp_dir)
+        # checked before it replaces anything
+        got = _file_sha1(temp_file)
+        if got != sha1_hash:
+            raise ValueError(
+                f'Downloaded file has different hash. Please try again. {file_name}.params in '
+                f'{url} has SHA-1 {got}, but the published weights of {name!r} have '
+                f'{sha1_hash}; {file_path} was left as it was.')
+        replace_file(temp_file, file_path)
+    finally:
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+        if os.path.exists(zip_path):
+            os.remove(zip_path)
     return file_path
 
 
@@ -143,7 +153,7 @@ def load_pretrained(net, name, root, ctx):
 # the parameters every constructor of the zoo documents
 _PRETRAINED_PARAMETERS = """
     pretrained : bool, default False
-        Load MXNet's pretrained weights from ``root`` (they are not downloaded).
+        Load MXNet's pretrained weights (downloaded into ``root`` the first time).
     ctx : Context, default CPU
         The context in which to load the pretrained weights.
     root : str, default $MXNET_HOME/models

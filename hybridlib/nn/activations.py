@@ -1,14 +1,33 @@
-"""Activation layers with parameters or options: LeakyReLU, PReLU, ELU, SELU, GELU, Swish.
+"""Activation layers: Activation (``relu``, ``sigmoid``, ``tanh``, ...), and those with
+parameters or options: LeakyReLU, PReLU, ELU, SELU, GELU, Swish.
 
-(``Activation``, the layer for ``relu``/``sigmoid``/``tanh``/..., is in basic_layers.py.)
-All but Swish are one ``LeakyReLU`` operator with MXNet 1.9.1's ``act_type``; Swish is
-``x * sigmoid(beta * x)`` composed of operators, as in MXNet. Graph node names follow MXNet's
+Activation is one ``Activation`` operator; Swish is ``x * sigmoid(beta * x)`` composed of
+operators, as in MXNet; the others are one ``LeakyReLU`` operator with MXNet 1.9.1's
+``act_type``. Graph node names follow MXNet's
 exports (ELU's node is unnamed: ``<prefix>leakyrelu0``; the others' are ``<prefix>fwd``).
 """
 from .. import initializer
 from ..block import HybridBlock, UsageError
 
-__all__ = ['LeakyReLU', 'PReLU', 'ELU', 'SELU', 'Swish', 'GELU']
+__all__ = ['Activation', 'LeakyReLU', 'PReLU', 'ELU', 'SELU', 'Swish', 'GELU']
+
+
+class Activation(HybridBlock):
+    """An activation function: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'`` or
+    ``'softsign'`` (any shape)."""
+
+    def __init__(self, activation, **kwargs):
+        self._act_type = activation
+        super().__init__(**kwargs)
+
+    def _alias(self):
+        return self._act_type
+
+    def hybrid_forward(self, F, x):
+        return F.Activation(x, act_type=self._act_type, name='fwd')
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self._act_type})'
 
 
 class LeakyReLU(HybridBlock):

@@ -1,5 +1,6 @@
 """Containers and basic layers: Sequential, HybridSequential, Dense, Dropout, BatchNorm,
-Embedding, InstanceNorm, LayerNorm, GroupNorm, Activation, Flatten, Lambda, HybridLambda.
+BatchNormReLU, Embedding, InstanceNorm, LayerNorm, GroupNorm, Flatten, Lambda, HybridLambda (and
+``Activation``, from activations.py, as MXNet exports it from here too).
 
 Each layer is thin: its ``hybrid_forward`` calls one registered operator, named ``fwd`` so the
 graph node is ``<prefix>fwd`` as in MXNet's exports (LayerNorm and GroupNorm leave their node
@@ -11,10 +12,11 @@ import warnings
 import numpy as np
 
 from ..block import Block, HybridBlock, UsageError
+from .activations import Activation  # noqa: F401  (public here too, as in MXNet)
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
-           'InstanceNorm', 'LayerNorm', 'GroupNorm', 'Activation', 'Flatten', 'Lambda',
-           'HybridLambda']
+           'BatchNormReLU', 'InstanceNorm', 'LayerNorm', 'GroupNorm', 'Activation', 'Flatten',
+           'Lambda', 'HybridLambda']
 
 
 class _SequentialMixin:
@@ -211,6 +213,19 @@ class BatchNorm(HybridBlock):
                 f'in_channels={in_channels if in_channels else None})')
 
 
+class BatchNormReLU(BatchNorm):
+    """BatchNorm followed by ReLU, as one fused operator (``contrib.BatchNormWithReLU``).
+
+    Takes BatchNorm's arguments, with their defaults, and has its parameters (``gamma``,
+    ``beta``, ``running_mean``, ``running_var``); the output is ``max(BatchNorm(x), 0)``, of
+    the input's shape.
+    """
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.BatchNormWithReLU(x, gamma, beta, running_mean, running_var,
+                                           name='fwd', **self._kwargs)
+
+
 def _warn_dense_gradient(name):
     """The one difference from MXNet's sparse embeddings, said where it happens."""
     warnings.warn(f"{name}: hybridlib has no sparse storage; the weight's gradient is dense "
@@ -394,24 +409,6 @@ class GroupNorm(_AffineNorm):
 
     def __repr__(self):
         return _norm_repr(self, in_channels=False)
-
-
-class Activation(HybridBlock):
-    """An activation function: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'`` or
-    ``'softsign'`` (any shape)."""
-
-    def __init__(self, activation, **kwargs):
-        self._act_type = activation
-        super().__init__(**kwargs)
-
-    def _alias(self):
-        return self._act_type
-
-    def hybrid_forward(self, F, x):
-        return F.Activation(x, act_type=self._act_type, name='fwd')
-
-    def __repr__(self):
-        return f'{type(self).__name__}({self._act_type})'
 
 
 class Flatten(HybridBlock):

@@ -2,7 +2,8 @@
 
 * constant arrays: ``_zeros``, ``_ones``, ``_full``, ``zeros_like``, ``ones_like``;
 * ranges: ``_arange``, ``_linspace``, ``_eye``;
-* conversions: ``Cast``, ``amp_cast``, ``amp_multicast``, ``_copyto`` (between devices);
+* conversions: ``Cast``, ``amp_cast``, ``amp_multicast``, ``_copyto`` (between devices),
+  ``cast_storage`` (dense to dense: sparse storage does not exist here);
 * random numbers: ``_random_X`` (scalar parameters, an output of ``shape``), ``_random_X_like``
   (the shape and dtype of ``data``), ``_sample_X`` (one draw of ``shape`` per element of the
   parameter arrays), ``_random_randint``, ``_sample_multinomial`` and ``_shuffle``.
@@ -21,10 +22,11 @@ import math
 
 import numpy as np
 
-from ..base import DEFAULT_DTYPE, DTypeError, MXNetError, NotSupportedError, ShapeError
+from ..base import (DEFAULT_DTYPE, DTypeError, MXNetError, NotSupportedError, ShapeError,
+                    check_stype)
 from ..context import transfer
 from .. import random as _random   # not `from ..random import`: see _generator
-from .attrs import Bool, Ctx, DType, Float, Int, Shape
+from .attrs import Bool, Ctx, DType, Float, Int, Shape, Str
 from .registry import OpDef, merge_shape, register, register_op, zero_gradient
 
 __all__ = []
@@ -354,6 +356,24 @@ class _copyto:
         if source is None:          # in a graph every value lives on one context
             return [F._copy(ograds[0])]
         return [F._copyto(ograds[0], ctx=source)]
+
+
+def _check_dense(attrs):
+    check_stype(attrs.stype, 'cast_storage')
+
+
+@register('cast_storage')
+class cast_storage:
+    """The input in storage ``stype``: only 'default' (dense) exists here, so a copy."""
+    inputs = ('data',)
+    attrs = dict(stype=Str(choices=('default', 'row_sparse', 'csr')))
+    check = _check_dense
+
+    def compute(xp, attrs, data):
+        return data.copy()
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._copy(ograds[0])]
 
 
 # -------------------------------------------------------------------------------------------------

@@ -17,9 +17,14 @@ import types
 
 from ..base import AttributeParseError
 from . import registry
+from .attrs import format_value
 
 __all__ = ['Null', 'make_function', 'populate', 'exposure', 'bind_arguments',
            'apply_input_rule']
+
+# attribute keys that MXNet stores as __key__ (given as lr_mult=0, written "__lr_mult__": "0")
+HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage',
+               'profiler_scope')
 
 _SPACES = (('_contrib_', 'contrib'), ('_linalg_', 'linalg'), ('_random_', 'random'),
            ('_image_', 'image'), ('_sparse_', 'sparse'))
@@ -41,6 +46,11 @@ Null = _NullType()
 
 # functions MXNet's Python layer adds to a namespace under another name
 _EXTRA = {'_sample_multinomial': ('random', 'multinomial'), '_shuffle': ('random', 'shuffle')}
+
+# functions MXNet's Python layer writes around operators with signatures of their own
+# (nd.histogram): ``(namespace, name) -> make(op) -> function``, ``op`` being the frontend's
+# ``op`` module; the operator families fill it
+PYTHON_FUNCTIONS = {}
 
 # names under which MXNet's Python layer wraps an operator: its Symbols are named after the
 # operator (sym.zeros -> _zeros0, sym.random.uniform -> _random_uniform0, sym.eye -> _eye0)
@@ -88,6 +98,8 @@ def _signature(op, extras):
         default = Null if attr.default is registry.REQUIRED else attr.default
         params.append(P(key, kind, default=default))
     params.extend(P(n, P.KEYWORD_ONLY, default=None) for n in extras)
+    if op.open_attrs:
+        params.append(P('kwargs', P.VAR_KEYWORD))
     return inspect.Signature(params)
 
 
@@ -103,16 +115,26 @@ def bind_arguments(op, args, kwargs, extras, pyname=None):
     # node attributes, an NDArray call ignores them
     hidden = {k: str(kwargs.pop(k)) for k in list(kwargs)
               if k.startswith('__') and k.endswith('__')}
+    # ... and lr_mult=0 as __lr_mult__ (the keys MXNet's C++ layer hides that way)
+    hidden.update({f'__{k}__': str(kwargs.pop(k)) for k in HIDDEN_KEYS if k in kwargs})
+    if not op.attrs and not op.open_attrs and op.variadic is None:
+        # an operator without attributes takes any keyword as MXNet's do: recorded on a
+        # Symbol, ignored by an NDArray call (zeros_like(x, dtype='int32') is float32 there)
+        hidden.update({k: format_value(kwargs.pop(k)) for k in list(kwargs)
+                       if k not in op.inputs})
     if hidden and 'attr' in extras:
         extra_values['attr'] = dict(hidden, **(extra_values.get('attr') or {}))
     given_inputs, given = {}, {}
     if op.variadic is not None:
         inputs = list(args)
         for key, value in kwargs.items():
-            if key not in op.attrs:
+            if op.open_attrs and hasattr(value, '_is_hybrid_value'):
+                given_inputs[key] = value      # Custom(data=x, label=y, op_type=...)
+            elif key in op.attrs or op.open_attrs:
+                given[key] = value
+            else:
                 raise _unknown_argument(op, key, pyname)
-            given[key] = value
-        if op.variadic not in given:
+        if isinstance(op.variadic, str) and op.variadic not in given:
             given[op.variadic] = len(inputs)
     else:
         names = op.inputs + tuple(op.attrs)
@@ -132,7 +154,9 @@ def bind_arguments(op, args, kwargs, extras, pyname=None):
                 raise _unknown_argument(op, key, pyname)
     given = {k: v for k, v in given.items() if v is not Null}
     params = op.parse_attrs(given)
-    if op.variadic is None:
+    if given_inputs and op.variadic is not None:
+        inputs = _place_named_inputs(op, params, inputs, given_inputs, pyname)
+    elif op.variadic is None:
         names = op.list_inputs(params)
         present = [given_inputs[k] for k in op.inputs if given_inputs.get(k) is not None]
         if len(present) == len(names):
@@ -147,6 +171,22 @@ def bind_arguments(op, args, kwargs, extras, pyname=None):
                     f'attributes it takes only {", ".join(names)}')
             inputs = [given_inputs.get(n) for n in names]
     return inputs, params, given, extra_values
+
+
+def _place_named_inputs(op, params, positional, named, pyname):
+    """Positional inputs first, then the named ones where ``list_inputs`` puts them (None for
+    an input not given: a Symbol makes it a variable)."""
+    names = op.list_inputs(params)
+    inputs = list(positional) + [None] * (len(names) - len(positional))
+    for key, value in named.items():
+        if key not in names:
+            raise AttributeParseError(f'{pyname}() got an input named {key!r}; with these '
+                                      f'attributes the inputs are {", ".join(names)}')
+        index = names.index(key)
+        if index < len(positional):
+            raise TypeError(f'{pyname}() got multiple values for input {key!r}')
+        inputs[index] = value
+    return inputs
 
 
 def _unknown_argument(op, key, pyname):
@@ -268,6 +308,9 @@ def populate(module, invoke, extras):
             space, pyname = _EXTRA[name]
             setattr(spaces[space], pyname, make_function(op, pyname, invoke, extras, op.hint))
     _add_random_wrappers(spaces['random'], spaces['op'])
+    for (space, pyname), make in PYTHON_FUNCTIONS.items():
+        if not hasattr(spaces[space], pyname):
+            setattr(spaces[space], pyname, make(spaces['op']))
     return spaces
 
 

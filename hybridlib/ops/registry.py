@@ -5,9 +5,15 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
 =================  ==========================================================================
 ``inputs``         input names (``list_inputs(attrs)`` when they depend on attributes, as
                    FullyConnected's ``bias`` on ``no_bias``); ``variadic`` names the attribute
-                   that counts a variable number of inputs (``num_args``)
-``aux``            inputs that the operator mutates (BatchNorm's running statistics)
+                   that counts a variable number of inputs (``num_args``), or is ``True`` when
+                   ``list_inputs`` counts them (Custom: its prop's arguments)
+``aux``            inputs that the operator mutates (BatchNorm's running statistics), or
+                   ``aux(attrs)`` giving their names
 ``attrs``          typed attributes (``attrs.py``), in MXNet's order
+``open_attrs``     any other keyword is an attribute too, kept as its MXNet string (Custom
+                   hands them to its prop)
+``check``          ``check(attrs)`` validates parsed attributes; it may return the Params to
+                   use instead (Custom's carry its prop)
 ``num_outputs``    all outputs, hidden ones included; ``num_visible_outputs`` those a Symbol
                    lists; ``output_names`` their suffixes (``output``, ``mean``, ``var``)
 ``compute``        ``compute(xp, attrs, *inputs)``: one body for numpy and cupy
@@ -48,7 +54,7 @@ import threading
 import numpy as np
 
 from ..base import AttributeParseError, MXNetError, ShapeError, DTypeError, np_dtype
-from .attrs import REQUIRED, Attr, parse_error
+from .attrs import REQUIRED, Attr, format_value, parse_error
 
 __all__ = ['OpDef', 'Params', 'register', 'register_op', 'get', 'find', 'list_ops', 'REGISTRY',
            'same_shape', 'same_dtype', 'merge_shape', 'known', 'broadcast_shape',
@@ -176,7 +182,7 @@ class OpDef:
                  aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
                  infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
                  inplace=(), aliases=(), check=None, hint=None, array_form=None,
-                 compute_into=None, kernel=None, reshapes=False, doc=''):
+                 compute_into=None, kernel=None, reshapes=False, open_attrs=False, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -184,14 +190,17 @@ class OpDef:
             raise TypeError(f'{name}: {sorted(clash)} are reserved by the frontend functions')
         self._list_inputs = list_inputs
         self.variadic = variadic
-        self.aux = tuple(aux)
+        self.aux = aux if callable(aux) else tuple(aux)
         self.attrs = dict(attrs or {})
+        self.open_attrs = open_attrs
         for key, attr in self.attrs.items():
             if not isinstance(attr, Attr):
                 raise TypeError(f'{name}.{key}: attributes must be Attr instances')
         self._num_outputs = num_outputs
         self._num_visible = num_visible_outputs
         self._output_names = output_names
+        if callable(num_outputs) and compute is not None:
+            compute = _one_output_as_array(compute)
         self.compute = compute
         self.compute_into = compute_into
         self.kernel = kernel
@@ -221,6 +230,9 @@ class OpDef:
         params = Params(self.defaults)
         for key, value in given.items():
             attr = self.attrs.get(key)
+            if attr is None and self.open_attrs:
+                params[key] = format_value(value)
+                continue
             if attr is None:
                 raise self.unknown_attr_error(key)
             try:
@@ -234,15 +246,23 @@ class OpDef:
                 f'attributes: {self.describe_attrs()}')
         if self.check is not None:
             try:
-                self.check(params)
+                checked = self.check(params)
             except (ValueError, TypeError) as err:
                 raise AttributeParseError(f'operator {self.name}: {err}') from None
+            if checked is not None:
+                params = checked
         return params
 
     def format_attrs(self, given):
         """MXNet attribute strings of the attributes given explicitly (what JSON stores)."""
-        return {k: self.attrs[k].format(v) for k, v in given.items() if v is not None
-                or self.attrs[k].optional}
+        out = {}
+        for k, v in given.items():
+            attr = self.attrs.get(k)
+            if attr is None and self.open_attrs:
+                out[k] = format_value(v)
+            elif v is not None or attr.optional:
+                out[k] = attr.format(v)
+        return out
 
     def describe_attrs(self):
         if not self.attrs:
@@ -266,7 +286,8 @@ class OpDef:
 
     def aux_indices(self, params):
         names = self.list_inputs(params)
-        return tuple(i for i, n in enumerate(names) if n in self.aux)
+        aux = self.aux(params) if callable(self.aux) else self.aux
+        return tuple(i for i, n in enumerate(names) if n in aux)
 
     def num_outputs(self, params):
         n = self._num_outputs
@@ -342,7 +363,7 @@ def register_op(op):
 _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
-                 'array_form', 'compute_into', 'kernel', 'reshapes'}
+                 'array_form', 'compute_into', 'kernel', 'reshapes', 'open_attrs'}
 
 
 def register(name, **options):
@@ -391,6 +412,17 @@ def unknown_op_error(name, where=''):
 def list_ops():
     """Canonical names of all registered operators."""
     return sorted(REGISTRY)
+
+
+def _one_output_as_array(compute):
+    """``compute`` of an operator whose output count follows its attributes (split into one
+    part), returning a single output as the array itself, as every caller expects of one
+    output (a compiled graph assigns it to one name)."""
+    @functools.wraps(compute)
+    def run(*args, **kwargs):
+        out = compute(*args, **kwargs)
+        return out[0] if isinstance(out, (tuple, list)) and len(out) == 1 else out
+    return run
 
 
 @functools.lru_cache(maxsize=None)

@@ -177,7 +177,10 @@ class RecurrentCell(Block):
         self._init_counter = -1
         self._counter = -1
         for cell in self._children.values():
-            cell.reset()
+            # an activation block given to a cell is a child too, without counters (MXNet
+            # 1.9.1 fails on it here)
+            if isinstance(cell, RecurrentCell):
+                cell.reset()
 
     def state_info(self, batch_size=0):
         """Shape and layout of each state (a list of dicts)."""

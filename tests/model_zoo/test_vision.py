@@ -1,7 +1,8 @@
 """gluon.model_zoo.vision (hybridlib/model_zoo): MXNet 1.9.1's names, parameters (names, order,
 declared and inferred shapes) of every model, forward shapes, the numbers, gradients, reprs and
 exported graphs of tiny zoo networks saved by MXNet, MXNet's reference exports of three zoo
-models, and the pretrained-weights store (no download: a clear error, or the local file).
+models, and the pretrained-weights store (MXNet's file names and URLs, files in place; the
+downloads themselves: tests/test_download.py).
 
 Fixtures: tests/data/make_model_zoo_files.py (model_zoo-params.json.gz, model_zoo-io.npz,
 model_zoo-<net>.params) and tests/data/reference (mobilenet0_25, squeezenet1_1).
@@ -232,44 +233,57 @@ def test_reference_predict_mode_gradients(name):
 
 
 # -------------------------------------------------------------------------------------------------
-# Pretrained weights: MXNet's file names, no download
+# Pretrained weights: MXNet's file names and URLs, files in place
 # -------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize('make, file_name', [
-    (lambda **kw: vision.resnet18_v1(**kw), 'resnet18_v1-a0666292.params'),
-    (lambda **kw: vision.get_resnet(2, 50, **kw), 'resnet50_v2-ecdde353.params'),
-    (lambda **kw: vision.vgg11_bn(**kw), 'vgg11_bn-ee79a809.params'),
-    (lambda **kw: vision.vgg16(**kw), 'vgg16-e660d456.params'),
-    (lambda **kw: vision.alexnet(**kw), 'alexnet-44335d1f.params'),
-    (lambda **kw: vision.densenet121(**kw), 'densenet121-f27dbf2d.params'),
-    (lambda **kw: vision.squeezenet1_1(**kw), 'squeezenet1.1-33ba0f93.params'),
-    (lambda **kw: vision.inception_v3(**kw), 'inceptionv3-ed47ec45.params'),
-    (lambda **kw: vision.mobilenet0_5(**kw), 'mobilenet0.5-8e9d539c.params'),
-    (lambda **kw: vision.mobilenet0_75(**kw), 'mobilenet0.75-529b2c7f.params'),
-    (lambda **kw: vision.get_model('mobilenetv2_1.0', **kw), 'mobilenetv2_1.0-36da4ff1.params'),
+class _Fetched(Exception):
+    pass
+
+
+# MXNet 1.9.1's URLs with MXNET_GLUON_REPO=http://127.0.0.1:9/repo (from the oracle)
+@pytest.mark.parametrize('make, url', [
+    (lambda **kw: vision.resnet18_v1(**kw), 'resnet18_v1-a0666292.zip'),
+    (lambda **kw: vision.get_resnet(2, 50, **kw), 'resnet50_v2-ecdde353.zip'),
+    (lambda **kw: vision.vgg11_bn(**kw), 'vgg11_bn-ee79a809.zip'),
+    (lambda **kw: vision.vgg16_bn(**kw), 'vgg16_bn-7f01cf05.zip'),
+    (lambda **kw: vision.alexnet(**kw), 'alexnet-44335d1f.zip'),
+    (lambda **kw: vision.densenet121(**kw), 'densenet121-f27dbf2d.zip'),
+    (lambda **kw: vision.squeezenet1_1(**kw), 'squeezenet1.1-33ba0f93.zip'),
+    (lambda **kw: vision.inception_v3(**kw), 'inceptionv3-ed47ec45.zip'),
+    (lambda **kw: vision.mobilenet0_25(**kw), 'mobilenet0.25-9f83e440.zip'),
+    (lambda **kw: vision.mobilenet0_5(**kw), 'mobilenet0.5-8e9d539c.zip'),
+    (lambda **kw: vision.mobilenet0_75(**kw), 'mobilenet0.75-529b2c7f.zip'),
+    (lambda **kw: vision.get_model('mobilenetv2_1.0', **kw), 'mobilenetv2_1.0-36da4ff1.zip'),
+    (lambda **kw: vision.get_model('mobilenetv2_0.5', **kw), 'mobilenetv2_0.5-aabd26cd.zip'),
 ])
-def test_missing_pretrained_weights_say_what_to_do(make, file_name, tmp_path):
-    with pytest.raises(FileNotFoundError) as err:
-        make(pretrained=True, root=str(tmp_path))
-    message = str(err.value)
-    assert file_name in message and str(tmp_path) in message
-    assert 'does not download' in message and file_name[:-7] + '.zip' in message
+def test_pretrained_weights_urls_as_mxnet(make, url, tmp_path, monkeypatch):
+    """A missing file is fetched from MXNet's URL into a temporary zip in root."""
+    fetched = []
+
+    def download(url, path=None, overwrite=False, **kwargs):
+        fetched.append((url, path, overwrite))
+        raise _Fetched
+    monkeypatch.setattr(model_store, 'download', download)
+    monkeypatch.setenv('MXNET_GLUON_REPO', 'http://127.0.0.1:9/repo')
+    with pytest.raises(_Fetched):
+        make(pretrained=True, root=str(tmp_path / 'models'))
+    (got, path, overwrite), = fetched
+    assert got == 'http://127.0.0.1:9/repo/gluon/models/' + url
+    assert os.path.dirname(path) == str(tmp_path / 'models') and overwrite
+    assert os.path.basename(path).startswith(url)       # and a uuid
+    assert os.listdir(tmp_path / 'models') == []
+    name = url.rsplit('-', 1)[0]
+    assert model_store.short_hash(name) == url[-12:-4]
 
 
 def test_pretrained_weights_load_from_root(tmp_path, monkeypatch):
     source = vision.mobilenet0_25()
     source.initialize(mx.init.Xavier())
     source(nd.ones((1, 3, 32, 32)))
-    path = tmp_path / 'mobilenet0.25-9f83e440.params'
-    source.save_parameters(str(path))
-    # not MXNet's published file: a warning, and the weights load
-    with pytest.warns(UserWarning, match='not the file MXNet publishes'):
-        net = vision.get_model('mobilenet0.25', pretrained=True, root=str(tmp_path))
-    for (_, a), (_, b) in zip(source.collect_params().items(), net.collect_params().items()):
-        np.testing.assert_array_equal(a.data().asnumpy(), b.data().asnumpy())
-    # a file with the sha1 the store expects loads without a word; this one in the older
-    # format of full parameter names (less the prefix), which MXNet's zoo files may have too
-    os.remove(path)
+    # a file in place with the sha1 the store expects loads without a word (or a download);
+    # this one in the older format of full parameter names (less the prefix), which MXNet's zoo
+    # files may have too
+    monkeypatch.setattr(model_store, 'download', None)
     legacy = tmp_path / 'legacy.params'
     source.collect_params().save(str(legacy), strip_prefix=source.prefix)
     with open(legacy, 'rb') as f:

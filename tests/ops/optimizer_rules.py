@@ -162,3 +162,69 @@ def mp_lamb_update_phase2(w, g, r1, r2, w32, **attrs):
 
 
 RULES['mp_lamb_update_phase2'] = mp_lamb_update_phase2
+
+
+def lamb_update(w, g, mean, var, lr, t, wd, lower_bound=-1., upper_bound=-1., **phase1):
+    """One LAMB step of a weight: phase 1, then phase 2 with the norms of the weight and of the
+    step (what the multi-tensor LAMB operators do per tensor)."""
+    step, mean, var = lamb_update_phase1(w, g, mean, var, t=t, wd=wd, **phase1)
+    out = lamb_update_phase2(w, step, np.linalg.norm(w), np.linalg.norm(step), lr=lr,
+                             lower_bound=lower_bound, upper_bound=upper_bound)[0]
+    return out, mean, var
+
+
+def multi(rule, group, keys=(('lrs', 'lr'), ('wds', 'wd')), count='num_weights', tail=0,
+          preloaded=False):
+    """The multi-tensor form of ``rule``: inputs in groups of ``group`` per weight, then
+    ``tail`` shared inputs (or the preloaded ``lrs``/``wds`` arrays); the tuple attributes
+    ``keys`` give each weight its own value. Returns the new weights (the outputs) and the
+    states of each weight."""
+    def multi_rule(*inputs, **attrs):
+        n = attrs.pop(count, 1)
+        per_weight = {single: attrs.pop(key) for key, single in keys if not preloaded}
+        shared = inputs[n * group:]
+        outs, states = [], []
+        for i in range(n):
+            kw = dict(attrs, **{k: v[i] for k, v in per_weight.items()})
+            if preloaded:
+                kw.update(lr=shared[0][i], wd=shared[1][i])
+            result = rule(*inputs[i * group:(i + 1) * group], *(() if preloaded else shared),
+                          **kw)
+            outs.append(result[0])
+            states.append(result[1:])
+        return outs, states
+    return multi_rule
+
+
+_ADAMW_KEYS = (('lrs', 'lr'), ('wds', 'wd'), ('etas', 'eta'))
+_LAMB_KEYS = (('learning_rates', 'lr'), ('wds', 'wd'), ('step_count', 't'))
+
+# the multi-tensor rules by operator name
+MULTI_RULES = {}
+for _pre in ('', 'preloaded_'):
+    MULTI_RULES.update({
+        f'{_pre}multi_sgd_update': multi(sgd_update, 2, preloaded=bool(_pre)),
+        f'{_pre}multi_sgd_mom_update': multi(sgd_mom_update, 3, preloaded=bool(_pre)),
+        f'{_pre}multi_mp_sgd_update': multi(RULES['mp_sgd_update'], 3, preloaded=bool(_pre)),
+        f'{_pre}multi_mp_sgd_mom_update': multi(RULES['mp_sgd_mom_update'], 4,
+                                                preloaded=bool(_pre)),
+    })
+MULTI_RULES.update({
+    '_multi_adamw_update': multi(adamw_update, 4, _ADAMW_KEYS, tail=1),
+    '_multi_mp_adamw_update': multi(RULES['_mp_adamw_update'], 5, _ADAMW_KEYS, tail=1),
+    '_multi_lamb_update': multi(lamb_update, 4, _LAMB_KEYS, count='num_tensors'),
+    '_multi_mp_lamb_update': multi(master(lamb_update, 2), 5, _LAMB_KEYS, count='num_tensors'),
+})
+
+
+def multi_sum_sq(*arrays, num_arrays):
+    return np.array([np.sum(np.square(a, dtype=np.float64)) for a in arrays])
+
+
+def multi_lars(lrs, weights_sum_sq, grads_sum_sq, wds, eta, eps, rescale_grad=1.):
+    out = np.array(lrs, dtype=np.float64)
+    for i in range(len(out)):
+        if weights_sum_sq[i] > 0 and grads_sum_sq[i] > 0:
+            w, g = np.sqrt(weights_sum_sq[i]), np.sqrt(grads_sum_sq[i])
+            out[i] = lrs[i] * eta * w / (g * rescale_grad + wds[i] * w + eps)
+    return out

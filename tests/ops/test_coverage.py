@@ -5,6 +5,12 @@ import pathlib
 from hybridlib.ops import registry
 
 HERE = pathlib.Path(__file__).parent
+# operators that no table case can call, with the reason and where they are tested instead
+EXEMPT = {
+    '_backward_Custom': 'its attribute is the live forward Custom node it differentiates; '
+                        'every Custom case of test_custom.py runs it (autograd and the Symbol '
+                        'backward), tests/test_operator.py also compiled',
+}
 
 
 def _all_cases():
@@ -21,7 +27,7 @@ def _all_cases():
 
 def test_every_operator_has_a_case():
     covered = {registry.get(c.op).name for c in _all_cases()}
-    missing = sorted(set(registry.list_ops()) - covered)
+    missing = sorted(set(registry.list_ops()) - covered - set(EXEMPT))
     assert not missing, f'operators without a test case in tests/ops: {missing}'
 
 

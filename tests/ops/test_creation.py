@@ -83,6 +83,7 @@ CONSTANT_CASES = [
     Case('amp_multicast', [S, (3,), S], dict(num_outputs=3, cast_narrow=True),
          ref=lambda a, b, c, **_: [a, b, c], name='narrow'),
     Case('_copyto', [S], dict(ctx=mx.cpu(0)), ref=lambda x, ctx: x),
+    Case('cast_storage', [S], dict(stype='default'), ref=lambda x, stype: x),
 ]
 
 

@@ -49,10 +49,13 @@ from .loss_scaler import LossScaler
 __all__ = ['init', 'init_trainer', 'scale_loss', 'unscale', 'convert_model',
            'convert_hybrid_block', 'list_lp16_ops', 'list_fp32_ops', 'list_lp16_fp32_ops',
            'list_conditional_fp32_ops', 'list_widest_type_cast', 'list_loss_output_functions',
-           'list_lp16_use_fp32_params', 'convert_symbol']
+           'list_lp16_use_fp32_params', 'convert_symbol', 'bfloat16']
 
 _F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
+
+# MXNet's stand-in for bfloat16 (a 16-bit record); hybridlib computes nothing in it
+bfloat16 = np.dtype([('bfloat16', np.uint16)])
 
 _amp_initialized = False
 _amp_loss_scale_initialized = False
@@ -93,7 +96,7 @@ def init(target_dtype='float16', target_precision_ops=None, conditional_fp32_ops
 
 
 def _target_dtype(target_dtype):
-    if isinstance(target_dtype, str) and target_dtype == 'bfloat16':
+    if isinstance(target_dtype, str) and target_dtype == 'bfloat16' or target_dtype == bfloat16:
         raise NotSupportedError('AMP with bfloat16 is not supported: numpy has no bfloat16 type; '
                                 "use target_dtype='float16'")
     if np.dtype(target_dtype) != _F16:

@@ -9,6 +9,7 @@ import logging
 
 from ... import autograd
 from ... import ndarray as nd
+from ...ndarray import multi_all_finite  # noqa: F401  (public here, as in MXNet)
 
 __all__ = ['LossScaler']
 

@@ -1,10 +1,11 @@
 """Vision datasets (``gluon.data.vision.datasets``): MNIST, FashionMNIST, CIFAR10, CIFAR100 read
 from their standard files, and images in RecordIO files or in class folders.
 
-hybridlib does not download: the files must be in ``root`` (a missing one raises an error that
-names the files and the folder). Images are NDArrays ``(H, W, C)`` of uint8, as MXNet returns
-them; labels are numpy int32 values. Decoding JPEG/PNG images (ImageRecordDataset,
-ImageFolderDataset) needs Pillow, as MXNet needs OpenCV.
+The files are looked for in ``root`` (default ``$MXNET_HOME/datasets/<name>``) and downloaded
+there when missing, from the Gluon repository (``$MXNET_GLUON_REPO``) with MXNet's SHA-1 checks,
+as MXNet does; files already in ``root`` are used as they are. Images are NDArrays
+``(H, W, C)`` of uint8, as MXNet returns them; labels are numpy int32 values. Decoding
+JPEG/PNG images (ImageRecordDataset, ImageFolderDataset) needs Pillow, as MXNet needs OpenCV.
 """
 import gzip
 import os
@@ -15,24 +16,23 @@ import warnings
 import numpy as np
 
 from ... import ndarray as nd
-from ... import recordio
-from ...base import NotSupportedError
+from ... import codec, recordio
+from ...base import data_dir
+from ...utils import _get_repo_file_url, download
 from .. import dataset
 
 __all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100', 'ImageRecordDataset',
            'ImageFolderDataset']
 
 
-def _data_dir():
-    """MXNet's data folder: $MXNET_HOME, or ~/.mxnet."""
-    return os.getenv('MXNET_HOME', os.path.join(os.path.expanduser('~'), '.mxnet'))
-
-
-def _missing(dataset_name, root, names, source):
-    return FileNotFoundError(
-        f'{dataset_name}: {", ".join(names)} not found in {root}. hybridlib does not download '
-        f'data sets: put these files (from {source}) in that folder, or pass the folder that '
-        'holds them as root.')
+def _fetch(root, namespace, name, sha1_hash):
+    """``root/name``, downloaded from the Gluon repository's ``gluon/dataset/<namespace>`` (and
+    checked against ``sha1_hash``) when it is not there."""
+    path = os.path.join(root, name)
+    if not os.path.exists(path):
+        download(_get_repo_file_url('gluon/dataset/' + namespace, name), path=path,
+                 sha1_hash=sha1_hash)
+    return path
 
 
 def _idx_files(*sha1s):
@@ -53,20 +53,20 @@ class MNIST(dataset._DownloadedDataset):
     ----------
     root : str, default $MXNET_HOME/datasets/mnist
         The folder with train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
-        t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz.
+        t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (those that are missing are
+        downloaded).
     train : bool, default True
         The training set (else the test set).
     transform : callable, default None
         Called as ``transform(data, label)`` on each sample, e.g.
         ``lambda data, label: (data.astype(np.float32) / 255, label)``.
     """
-    _source = 'http://yann.lecun.com/exdb/mnist'
     _namespace = 'mnist'
     _train_data, _train_label, _test_data, _test_label = _idx_files(
         '6c95f4b05d2bf285e1bfb0e7960c31bd3b3f8a7d', '2a80914081dc54586dbdf242f9805a6b8d2a15fc',
         'c3a25af1f52dad7f726cce8cacb138654b760d48', '763e7fa3757d93b0cdec073cef058b2004252c17')
 
-    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'mnist'),
+    def __init__(self, root=os.path.join(data_dir(), 'datasets', 'mnist'),
                  train=True, transform=None):
         self._train = train
         super().__init__(root, transform)
@@ -76,11 +76,8 @@ class MNIST(dataset._DownloadedDataset):
             data, label = self._train_data, self._train_label
         else:
             data, label = self._test_data, self._test_label
-        paths = [os.path.join(self._root, name) for name, _ in (data, label)]
-        missing = [os.path.basename(p) for p in paths if not os.path.exists(p)]
-        if missing:
-            raise _missing(type(self).__name__, self._root, missing, self._source)
-        data_file, label_file = paths
+        data_file, label_file = (_fetch(self._root, self._namespace, name, sha1_hash)
+                                 for name, sha1_hash in (data, label))
         with gzip.open(label_file, 'rb') as fin:
             struct.unpack('>II', fin.read(8))
             label = np.frombuffer(fin.read(), dtype=np.uint8).astype(np.int32)
@@ -106,13 +103,12 @@ class FashionMNIST(MNIST):
     transform : callable, default None
         Called as ``transform(data, label)`` on each sample.
     """
-    _source = 'https://github.com/zalandoresearch/fashion-mnist'
     _namespace = 'fashion-mnist'
     _train_data, _train_label, _test_data, _test_label = _idx_files(
         '0cf37b0d40ed5169c6b3aba31069a9770ac9043d', '236021d52f1e40852b06a4c3008d8de8aef1e40b',
         '626ed6a7c06dd17c0eec72fa3be1740f146a2863', '17f9ab60e7257a1620f4ad76bbbaf857c3920701')
 
-    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'fashion-mnist'),
+    def __init__(self, root=os.path.join(data_dir(), 'datasets', 'fashion-mnist'),
                  train=True, transform=None):
         super().__init__(root, train, transform)
 
@@ -135,8 +131,9 @@ class CIFAR10(dataset._DownloadedDataset):
     byte, then 3072 bytes of the image as 3 x 32 x 32).
 
     The files are looked for in ``root``, then in ``root/cifar-10-batches-bin`` (the layout of
-    the original archive); ``cifar-10-binary.tar.gz`` in ``root`` is extracted if they are in
-    neither. Each sample is an NDArray (32, 32, 3) of uint8 and a numpy int32 label.
+    the original archive); if they are in neither, ``cifar-10-binary.tar.gz`` is extracted into
+    ``root``, downloaded first when it is not there. Each sample is an NDArray (32, 32, 3) of
+    uint8 and a numpy int32 label.
 
     Parameters
     ----------
@@ -157,7 +154,7 @@ class CIFAR10(dataset._DownloadedDataset):
                    ('data_batch_5.bin', '26e2849e66a845b7f1e4614ae70f4889ae604628')]
     _test_data = [('test_batch.bin', '67eb016db431130d61cd03c7ad570b013799c88c')]
 
-    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'cifar10'),
+    def __init__(self, root=os.path.join(data_dir(), 'datasets', 'cifar10'),
                  train=True, transform=None):
         self._train = train
         super().__init__(root, transform)
@@ -178,13 +175,14 @@ class CIFAR10(dataset._DownloadedDataset):
     def _get_data(self):
         names = [name for name, _ in (self._train_data if self._train else self._test_data)]
         folder = self._find_folder(names)
-        archive = os.path.join(self._root, self._archive_file[0])
-        if folder is None and os.path.exists(archive):
+        if folder is None:
+            archive = _fetch(self._root, self._namespace, *self._archive_file)
             _extract(archive, self._root)
             folder = self._find_folder(names)
         if folder is None:
-            raise _missing(type(self).__name__, self._root, names + [
-                f'(or {self._archive_file[0]})'], 'https://www.cs.toronto.edu/~kriz/cifar.html')
+            raise FileNotFoundError(
+                f'{type(self).__name__}: {", ".join(names)} found neither in {self._root} nor in '
+                f'{self._archive_folder} after extracting {archive}')
         data, label = zip(*(self._read_batch(os.path.join(folder, name)) for name in names))
         data = np.concatenate(data)
         label = np.concatenate(label)
@@ -195,7 +193,8 @@ class CIFAR10(dataset._DownloadedDataset):
 class CIFAR100(CIFAR10):
     """CIFAR-100, from the binary version's ``train.bin`` and ``test.bin`` (each record: the
     coarse label byte, the fine label byte, then the 3 x 32 x 32 image), in ``root`` or
-    ``root/cifar-100-binary``, or extracted from ``cifar-100-binary.tar.gz``.
+    ``root/cifar-100-binary``, or extracted from ``cifar-100-binary.tar.gz`` (downloaded when
+    it is not there).
 
     Parameters
     ----------
@@ -214,7 +213,7 @@ class CIFAR100(CIFAR10):
     _train_data = [('train.bin', 'e207cd2e05b73b1393c74c7f5e7bea451d63e08e')]
     _test_data = [('test.bin', '8fb6623e830365ff53cf14adec797474f5478006')]
 
-    def __init__(self, root=os.path.join(_data_dir(), 'datasets', 'cifar100'),
+    def __init__(self, root=os.path.join(data_dir(), 'datasets', 'cifar100'),
                  fine_label=False, train=True, transform=None):
         self._fine_label = fine_label
         super().__init__(root, train, transform)
@@ -228,19 +227,11 @@ class CIFAR100(CIFAR10):
 
 def _decode(data, flag, what):
     """An encoded image (JPEG, PNG, ...) as an NDArray (H, W, 3) RGB, or (H, W, 1) grey for
-    ``flag=0`` (MXNet's ``image.imdecode``). Needs Pillow."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise NotSupportedError(f'{what} needs an image decoder to read {what.split(".")[0]}'
-                                "'s images (MXNet uses OpenCV): install Pillow "
-                                '(pip install pillow)') from None
-    import io
-    with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as img:
-        array = np.asarray(img.convert('RGB' if flag else 'L'))
-    if not flag:
-        array = array[:, :, None]
-    return nd.array(array, dtype=np.uint8)
+    ``flag=0``, decoded as MXNet's ``image.imdecode`` does (``codec.py``; needs Pillow)."""
+    if not isinstance(data, bytes):
+        with open(data, 'rb') as f:
+            data = f.read()
+    return nd.array(codec.decode(data, flag, what=what), dtype=np.uint8)
 
 
 class ImageRecordDataset(dataset.RecordFileDataset):

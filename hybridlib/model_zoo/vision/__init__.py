@@ -17,10 +17,10 @@ A constructor gives a model with random weights::
 
 Blocks, prefixes and parameter names are MXNet's, so MXNet's weights files load.
 ``pretrained=True`` loads MXNet's published weights from ``root`` (default
-``$MXNET_HOME/models``, i.e. ``~/.mxnet/models``), where MXNet keeps them once downloaded;
-hybridlib does not download them, and says which file to put where when it is missing. The
-pretrained models expect RGB images in [0, 1] normalised with mean ``[0.485, 0.456, 0.406]``
-and std ``[0.229, 0.224, 0.225]``, at least 224x224 (299x299 for Inception V3).
+``$MXNET_HOME/models``, i.e. ``~/.mxnet/models``), downloading them there from the Gluon
+repository (``$MXNET_GLUON_REPO``) the first time, as MXNet does. The pretrained models expect
+RGB images in [0, 1] normalised with mean ``[0.485, 0.456, 0.406]`` and std
+``[0.229, 0.224, 0.225]``, at least 224x224 (299x299 for Inception V3).
 """
 # the modules under private names: ``alexnet`` is the constructor, as in MXNet
 from . import alexnet as _alexnet, densenet as _densenet, inception as _inception
@@ -65,7 +65,7 @@ def get_model(name, **kwargs):
         Name of the model (case-insensitive): 'resnet18_v1', 'vgg16_bn', 'squeezenet1.1',
         'inceptionv3', 'mobilenet0.25', 'mobilenetv2_1.0', ...
     pretrained : bool
-        Load MXNet's pretrained weights (from ``root``; they are not downloaded).
+        Load MXNet's pretrained weights (downloaded into ``root`` the first time).
     classes : int
         Number of classes of the output layer.
     ctx : Context, default CPU

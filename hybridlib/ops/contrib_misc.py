@@ -1,0 +1,1196 @@
+"""Contrib operators outside detection, and the Python functions of ``nd.contrib``/``sym.contrib``.
+
+Operators (MXNet 1.9.1's ``_contrib_X`` names, so they appear as ``nd.contrib.X``):
+
+* normalisation: ``SyncBatchNorm`` (on one device BatchNorm over axis 1; its hidden ``var``
+  output is the variance, not BatchNorm's inverse standard deviation) and
+  ``BatchNormWithReLU`` (BatchNorm then ReLU, with MXNet's four outputs, the hidden fourth
+  being the ReLU mask; the gradient masks the output gradient where the output is zero, then
+  goes through BatchNorm's). Both reuse BatchNorm's definition in ``norm.py``.
+* indexing: ``SparseEmbedding`` (Embedding; the weight gradient is dense), ``boolean_mask``
+  (its output length depends on the mask's values), ``index_array``, ``index_copy``.
+* ``count_sketch``, ``fft``, ``ifft`` (MXNet runs these on GPUs only; here everywhere). fft
+  writes ``[re0, im0, re1, im1, ...]`` along the last axis; ifft reads that layout and returns
+  the real part of the *unnormalised* inverse transform, so ``ifft(fft(x)) = n * x``. Each is
+  the other's gradient, as in MXNet.
+* ``hawkesll``: log likelihood of marked Hawkes processes. Its gradient is MXNet's: only the
+  log likelihood's gradient reaches ``lda``, ``alpha``, ``beta``; the ``out_state`` output and
+  the ``state`` input pass no gradient.
+* elementwise: ``quadratic``, ``gradientmultiplier`` (identity forward, scaled gradient),
+  ``round_ste`` and ``sign_ste`` (straight-through: the gradient passes unchanged),
+  ``allclose`` (one uint8 of shape ``()``).
+* the backward operators MXNet exposes (``_contrib_backward_quadratic``,
+  ``_contrib_backward_gradientmultiplier``, ``_contrib_backward_index_copy``,
+  ``_contrib_backward_hawkesll``) are the operators these gradients run, and
+  ``_backward_contrib_boolean_mask`` is boolean_mask's.
+
+Python functions (through ``frontend.PYTHON_FUNCTIONS``, in both frontends): ``foreach``,
+``while_loop``, ``cond``, ``rand_zipfian``, ``isinf``, ``isfinite``, ``isnan``. On NDArrays the
+control flow runs Python loops, as MXNet's NDArray versions do, and autograd records each step.
+On Symbols (a traced ``hybrid_forward``) hybridlib unrolls them instead of building MXNet's
+subgraph operators (``_foreach``, ``_while_loop``, ``_cond``):
+
+* ``foreach`` slices axis 0, whose length must be known (it is while tracing);
+* ``while_loop`` runs the body ``max_iterations`` times; after the condition first fails the
+  loop variables keep their values and the step outputs are zeros, so the outputs are MXNet's,
+  padded to ``max_iterations`` rows (MXNet leaves the padding uninitialised; the NDArray
+  version pads with zeros too);
+* ``cond`` builds both branches and selects with ``where`` on the broadcast predicate (a
+  predicate that is not a Symbol, known while tracing, picks its branch).
+
+Values and gradients are then those of the Python loop. The body of a masked-out step (or the
+branch not taken) is still computed: where it overflows, its zero gradient times an infinite
+derivative is NaN, which the Python loop never meets. An exported graph holds the unrolled
+operators, not MXNet's subgraph nodes. ``isinf``, ``isfinite`` and ``isnan`` (NDArray-only in
+MXNet) also work on Symbols.
+"""
+import math
+
+import numpy as np
+
+from ..base import DTypeError, MXNetAssertionError, MXNetError, ShapeError
+from ..context import current_context
+from .attrs import Bool, Float, Int, Shape, Str
+from .creation import _no_gradient
+from .elemwise import _round_half_away
+from .frontend import PYTHON_FUNCTIONS
+from .indexing import Embedding as _EMBEDDING
+from .norm import BatchNorm as _BATCH_NORM
+from .registry import merge_shape, normalize_axis, register, same_dtype, zero_gradient
+
+__all__ = []
+
+
+def _add(a, b):
+    """Sum of two gradient contributions, either of which may be None."""
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+# -------------------------------------------------------------------------------------------------
+# SyncBatchNorm, BatchNormWithReLU: BatchNorm's definition, reused
+# -------------------------------------------------------------------------------------------------
+
+_SYNC_BN_ATTRS = dict(eps=Float(1e-3), momentum=Float(0.9), fix_gamma=Bool(True),
+                      use_global_stats=Bool(False), output_mean_var=Bool(False), ndev=Int(1),
+                      key=Str())
+
+
+def _batch_norm_params(attrs):
+    """BatchNorm's parsed attributes for a SyncBatchNorm call (channel axis 1)."""
+    return _BATCH_NORM.parse_attrs({k: attrs[k] for k in ('eps', 'momentum', 'fix_gamma',
+                                                          'use_global_stats', 'output_mean_var')})
+
+
+def _bn_visible(attrs):
+    return 3 if attrs.output_mean_var else 1
+
+
+@register('_contrib_SyncBatchNorm')
+class _contrib_SyncBatchNorm:
+    """Batch normalisation synchronised over ``ndev`` devices under ``key``; on one device,
+    BatchNorm over axis 1.
+
+    ``data`` (N, C, ...); ``gamma``, ``beta``, ``moving_mean``, ``moving_var`` (C,) ->
+    ``output`` like ``data``, hidden ``mean`` (C,) and ``var`` (C,): the (biased) variance of
+    the statistics used, where BatchNorm hides the inverse standard deviation. The moving
+    statistics update in training mode as BatchNorm's do. ``ndev`` and ``key`` name the
+    devices to synchronise; hybridlib computes each device's statistics on its own batch.
+    """
+    inputs = ('data', 'gamma', 'beta', 'moving_mean', 'moving_var')
+    aux = ('moving_mean', 'moving_var')
+    attrs = _SYNC_BN_ATTRS
+    num_outputs = 3
+    num_visible_outputs = _bn_visible
+    train_aware = True
+
+    def output_names(attrs):
+        return ['output', 'mean', 'var']
+
+    def compute(xp, attrs, data, gamma, beta, moving_mean, moving_var, is_train=False):
+        out, mean, invstd = _BATCH_NORM.compute(xp, _batch_norm_params(attrs), data, gamma,
+                                                beta, moving_mean, moving_var, is_train=is_train)
+        var = (1 / (invstd.astype(np.float64) ** 2) - attrs.eps).astype(invstd.dtype)
+        return out, mean, var
+
+    def infer_shape(attrs, *shapes):
+        return _BATCH_NORM.infer_shape(_batch_norm_params(attrs), *shapes)
+
+    def infer_type(attrs, *dtypes):
+        return _BATCH_NORM.infer_type(_batch_norm_params(attrs), *dtypes)
+
+    def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
+        return _BATCH_NORM.gradient(F, _batch_norm_params(attrs), inputs, outputs, ograds,
+                                    is_train=is_train)
+
+
+@register('_contrib_BatchNormWithReLU', aliases=('_npx_batch_norm_with_relu',))
+class _contrib_BatchNormWithReLU:
+    """BatchNorm followed by ReLU, as one operator (BatchNorm's inputs and attributes).
+
+    Outputs: ``output``, hidden ``mean`` and ``var`` (BatchNorm's: the inverse standard
+    deviation) and hidden ``workspace``, the ReLU mask (1 where the output is positive) in the
+    parameters' dtype. The gradient is BatchNorm's, of the output gradient where the output is
+    positive. (MXNet's CPU kernel, after a predict-mode forward, reads a mask that only a
+    training-mode forward writes; here the mask is always the forward's output.)
+    """
+    inputs = _BATCH_NORM.inputs
+    aux = _BATCH_NORM.aux
+    attrs = _BATCH_NORM.attrs
+    num_outputs = 4
+    num_visible_outputs = _bn_visible
+    train_aware = True
+
+    def output_names(attrs):
+        return ['output', 'mean', 'var', 'workspace']
+
+    def compute(xp, attrs, data, gamma, beta, moving_mean, moving_var, is_train=False):
+        out, mean, invstd = _BATCH_NORM.compute(xp, attrs, data, gamma, beta, moving_mean,
+                                                moving_var, is_train=is_train)
+        positive = out > 0
+        return xp.maximum(out, 0), mean, invstd, positive.astype(mean.dtype)
+
+    def infer_shape(attrs, *shapes):
+        ins, (out, mean, var) = _BATCH_NORM.infer_shape(attrs, *shapes)
+        return ins, [out, mean, var, out]
+
+    def infer_type(attrs, *dtypes):
+        ins, (out, mean, var) = _BATCH_NORM.infer_type(attrs, *dtypes)
+        return ins, [out, mean, var, mean]
+
+    def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
+        if ograds[0] is None:
+            return [None] * 5
+        masked = ograds[0] * (outputs[0] > 0)
+        return _BATCH_NORM.gradient(F, attrs, inputs, outputs[:3], [masked] + list(ograds[1:3]),
+                                    is_train=is_train)
+
+
+# -------------------------------------------------------------------------------------------------
+# SparseEmbedding, boolean_mask, index_array, index_copy
+# -------------------------------------------------------------------------------------------------
+
+@register('_contrib_SparseEmbedding')
+class _contrib_SparseEmbedding:
+    """Embedding under its sparse-gradient name (deprecated in MXNet for ``Embedding``): rows
+    of ``weight`` at the indices in ``data``. hybridlib has no sparse storage: the weight's
+    gradient is dense, with the same values.
+    """
+    inputs = _EMBEDDING.inputs
+    attrs = _EMBEDDING.attrs
+    check = _EMBEDDING.check
+    compute = _EMBEDDING.compute
+    infer_shape = _EMBEDDING.infer_shape
+    infer_type = _EMBEDDING.infer_type
+    gradient = _EMBEDDING.gradient
+
+
+def _mask_check(data_shape, index_shape, axis):
+    """The 1-d mask must have one value per slice of ``data`` along ``axis``."""
+    if len(index_shape) != 1 or index_shape[0] != data_shape[axis]:
+        raise ShapeError(f'boolean_mask: index must be 1-d with data.shape[{axis}] = '
+                         f'{data_shape[axis]} values, got shape {tuple(index_shape)} for data '
+                         f'{tuple(data_shape)}')
+
+
+@register('_contrib_boolean_mask')
+class _contrib_boolean_mask:
+    """The slices of ``data`` along ``axis`` where ``index`` is non-zero.
+
+    ``data`` (d0, ..., dn), ``index`` (d_axis,) of any dtype -> ``data``'s shape with
+    ``axis`` shortened to the number of non-zero values (known only from the values: shape
+    inference leaves it unknown, 0). MXNet supports ``axis=0`` only; any axis works here. The
+    gradient scatters the output gradient back into zeros (``_backward_contrib_boolean_mask``).
+    """
+    inputs = ('data', 'index')
+    attrs = dict(axis=Int(0))
+
+    def compute(xp, attrs, data, index):
+        axis = normalize_axis(attrs.axis, data.ndim, 'boolean_mask axis')
+        _mask_check(data.shape, index.shape, axis)
+        return xp.compress(index != 0, data, axis=axis)
+
+    def infer_shape(attrs, data, index):
+        out = None
+        if data is not None:
+            axis = normalize_axis(attrs.axis, len(data), 'boolean_mask axis')
+            index = merge_shape(index, (data[axis],), 'index (one value per slice of data)')
+            if index[0] and data[axis] == 0:
+                data = data[:axis] + index + data[axis + 1:]
+            out = data[:axis] + (0,) + data[axis + 1:]
+        return [data, index], [out]
+
+    def infer_type(attrs, data, index):
+        return [data, index], [data]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._backward_contrib_boolean_mask(ograds[0], inputs[0], inputs[1],
+                                                 axis=attrs.axis), None]
+
+
+@register('_backward_contrib_boolean_mask')
+class _backward_contrib_boolean_mask:
+    """The gradient of ``boolean_mask``: ``ograd``'s slices written where ``index`` is
+    non-zero, zeros elsewhere, in ``data``'s shape (``data`` is read for its shape only)."""
+    inputs = ('ograd', 'data', 'index')
+    attrs = dict(axis=Int(0))
+
+    def compute(xp, attrs, ograd, data, index):
+        axis = normalize_axis(attrs.axis, data.ndim, 'boolean_mask axis')
+        _mask_check(data.shape, index.shape, axis)
+        out = xp.zeros(data.shape, dtype=ograd.dtype)
+        where = [slice(None)] * data.ndim
+        where[axis] = xp.nonzero(index)[0]
+        out[tuple(where)] = ograd
+        return out
+
+    def infer_shape(attrs, ograd, data, index):
+        if data is not None:
+            axis = normalize_axis(attrs.axis, len(data), 'boolean_mask axis')
+            index = merge_shape(index, (data[axis],), 'index (one value per slice of data)')
+            if ograd is not None:
+                ograd = merge_shape(ograd, data[:axis] + (ograd[axis],) + data[axis + 1:],
+                                    'ograd')
+        return [ograd, data, index], [data]
+
+    def infer_type(attrs, ograd, data, index):
+        return [ograd, data, index], [ograd if ograd is not None else data]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_boolean_mask(ograds[0], inputs[2], axis=attrs.axis), None, None]
+
+
+@register('_contrib_index_array')
+class _contrib_index_array:
+    """The index of every element: ``out[i1, ..., in, j] = i_{axes[j]}``.
+
+    ``data`` (d1, ..., dn) (read for its shape) -> (d1, ..., dn, m) int64, ``m`` the number of
+    ``axes`` (default all n axes in order; negative axes count from the end). No gradient.
+    """
+    inputs = ('data',)
+    attrs = dict(axes=Shape(None))
+    gradient = zero_gradient
+
+    def compute(xp, attrs, data):
+        axes = _index_axes(attrs, data.ndim)
+        grids = xp.indices(data.shape, dtype=np.int64)
+        return xp.stack([grids[a] for a in axes], axis=-1) if axes else \
+            xp.zeros(data.shape + (0,), np.int64)
+
+    def infer_shape(attrs, data):
+        if data is None:
+            return [None], [None]
+        return [data], [tuple(data) + (len(_index_axes(attrs, len(data))),)]
+
+    def infer_type(attrs, data):
+        return [data], [np.dtype(np.int64)]
+
+
+def _index_axes(attrs, ndim):
+    if attrs.axes is None:
+        return tuple(range(ndim))
+    return tuple(normalize_axis(a, ndim, 'index_array axes') for a in attrs.axes)
+
+
+def _index_copy_shapes(old, index, new):
+    """Merged (old, index, new) shapes of index_copy: ``new`` has ``len(index)`` rows shaped
+    like ``old``'s."""
+    if old is not None and new is not None:
+        if len(old) != len(new):
+            raise ShapeError(f'index_copy: old_tensor {tuple(old)} and new_tensor {tuple(new)} '
+                             'must have the same number of dimensions')
+        rows = merge_shape(old[1:], new[1:], 'index_copy: rows of old_tensor and new_tensor')
+        old, new = old[:1] + rows, new[:1] + rows
+    if index is not None and len(index) != 1:
+        raise ShapeError(f'index_copy: index_vector must be 1-d, got {tuple(index)}')
+    if new is not None:
+        index = merge_shape(index, new[:1], 'index_copy: one index per row of new_tensor')
+        new = index + tuple(new[1:])
+    return old, index, new
+
+
+def _copy_rows(xp, index, rows):
+    idx = index.astype(np.int64)
+    if idx.size and bool(((idx < 0) | (idx >= rows)).any()):
+        raise MXNetError(f'index_copy: index_vector holds {idx.tolist()}, outside the {rows} '
+                         'rows of old_tensor')
+    return idx
+
+
+@register('_contrib_index_copy')
+class _contrib_index_copy:
+    """``old_tensor`` with row ``index_vector[i]`` replaced by row ``i`` of ``new_tensor``.
+
+    ``old_tensor`` (M, ...), ``index_vector`` (n,) of any dtype (floats truncate),
+    ``new_tensor`` (n, ...) -> (M, ...) in ``old_tensor``'s dtype. A repeated index keeps the
+    last row copied to it. An index outside [0, M) raises (MXNet writes past the array). The
+    gradient (``_contrib_backward_index_copy``) is the output gradient with the copied rows
+    zeroed for ``old_tensor`` and its rows at the indices for ``new_tensor``.
+    """
+    inputs = ('old_tensor', 'index_vector', 'new_tensor')
+
+    def compute(xp, attrs, old_tensor, index_vector, new_tensor):
+        _index_copy_shapes(old_tensor.shape, index_vector.shape, new_tensor.shape)
+        idx = _copy_rows(xp, index_vector, old_tensor.shape[0])
+        out = old_tensor.copy()
+        out[idx] = new_tensor
+        return out
+
+    def infer_shape(attrs, old_tensor, index_vector, new_tensor):
+        old, index, new = _index_copy_shapes(old_tensor, index_vector, new_tensor)
+        return [old, index, new], [old]
+
+    def infer_type(attrs, old_tensor, index_vector, new_tensor):
+        dtype = old_tensor if old_tensor is not None else new_tensor
+        if old_tensor is not None and new_tensor is not None and old_tensor != new_tensor:
+            raise DTypeError(f'index_copy: new_tensor ({new_tensor.name}) must have the dtype '
+                             f'of old_tensor ({old_tensor.name})')
+        return [dtype, index_vector, dtype], [dtype]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        grads = F._contrib_backward_index_copy(ograds[0], *inputs)
+        return [grads[0], None, grads[2]]
+
+
+@register('_contrib_backward_index_copy')
+class _contrib_backward_index_copy:
+    """The gradients of ``index_copy`` for the gradient ``ograd`` of its output:
+    (``ograd`` with the rows at ``index_vector`` zeroed, zeros like ``index_vector``,
+    ``ograd``'s rows at ``index_vector``). As MXNet, every row of ``new_tensor`` gets the
+    gradient of the row it was copied to, even when a later row overwrote it.
+    """
+    inputs = ('ograd', 'old_tensor', 'index_vector', 'new_tensor')
+    num_outputs = 3
+
+    def compute(xp, attrs, ograd, old_tensor, index_vector, new_tensor):
+        idx = _copy_rows(xp, index_vector, ograd.shape[0])
+        d_old = ograd.copy()
+        d_old[idx] = 0
+        return d_old, xp.zeros_like(index_vector), ograd[idx]
+
+    def infer_shape(attrs, ograd, old_tensor, index_vector, new_tensor):
+        old = merge_shape(ograd, old_tensor, 'ograd and old_tensor')
+        old, index, new = _index_copy_shapes(old, index_vector, new_tensor)
+        return [old, old, index, new], [old, index, new]
+
+    def infer_type(attrs, ograd, old_tensor, index_vector, new_tensor):
+        dtype = ograd if ograd is not None else old_tensor
+        return [dtype, dtype, index_vector, dtype], [dtype, index_vector, dtype]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        ograd, old, index, new = inputs
+        u, _, v = ograds
+        d_ograd = None
+        if u is not None:
+            d_ograd = F._contrib_backward_index_copy(u, old, index, new)[0]
+        if v is not None:
+            d_ograd = _add(d_ograd, F._backward_take(v, index, old, axis=0))
+        return [d_ograd, None, None, None]
+
+
+# -------------------------------------------------------------------------------------------------
+# count_sketch, fft, ifft
+# -------------------------------------------------------------------------------------------------
+
+def _sketch_hash_shape(shape, d, name):
+    """The shape (1, d) of ``h`` or ``s`` from its partial ``shape`` and ``d`` (0: unknown)."""
+    if shape is None:
+        return (1, d) if d else None
+    if len(shape) != 2 or shape[0] not in (0, 1) or (d and shape[1] not in (0, d)):
+        size = d or 'data.shape[-1]'
+        raise ShapeError(f'count_sketch: {name} must have shape (1, {size}), got {tuple(shape)}')
+    return (1, shape[1] or d)
+
+
+@register('_contrib_count_sketch')
+class _contrib_count_sketch:
+    """Count sketch of the last axis: ``out[..., h[j]] += data[..., j] * s[j]``.
+
+    ``data`` (..., d) with at least 2 axes (MXNet: 2 or 4), ``h`` (1, d) (indices in
+    [0, out_dim), as floats), ``s`` (1, d) (signs, +1 or -1), all one dtype -> (..., out_dim).
+    ``processing_batch_size`` only batches MXNet's GPU kernel. The gradient goes to ``data``
+    only: ``ograd[..., h[j]] * s[j]``.
+    """
+    inputs = ('data', 'h', 's')
+    attrs = dict(out_dim=Int(), processing_batch_size=Int(32))
+    infer_type = same_dtype
+
+    def compute(xp, attrs, data, h, s):
+        d = data.shape[-1]
+        _sketch_hash_shape(h.shape, d, 'h')
+        _sketch_hash_shape(s.shape, d, 's')
+        cols = h.reshape(-1).astype(np.int64)
+        if cols.size and bool(((cols < 0) | (cols >= attrs.out_dim)).any()):
+            raise MXNetError(f'count_sketch: h holds indices outside [0, out_dim={attrs.out_dim})')
+        sketch = xp.zeros((d, attrs.out_dim), dtype=data.dtype)
+        sketch[xp.arange(d), cols] = s.reshape(-1)
+        return data @ sketch
+
+    def infer_shape(attrs, data, h, s):
+        d = 0 if data is None else data[-1]
+        if data is not None and len(data) < 2:
+            raise ShapeError(f'count_sketch: data must have at least 2 axes, got {tuple(data)}')
+        h = _sketch_hash_shape(h, d, 'h')
+        s = _sketch_hash_shape(s, d, 's')
+        d = d or (h[1] if h is not None else 0) or (s[1] if s is not None else 0)
+        if data is not None and not data[-1] and d:
+            data = tuple(data[:-1]) + (d,)
+        out = None if data is None else tuple(data[:-1]) + (attrs.out_dim,)
+        return [data, _sketch_hash_shape(h, d, 'h'), _sketch_hash_shape(s, d, 's')], [out]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        _, h, s = inputs
+        picked = F.take(ograds[0], F.reshape(h, shape=(-1,)), axis=-1)
+        return [F.broadcast_mul(picked, F.reshape(s, shape=(-1,))), None, None]
+
+
+def _fft_check(shape, name):
+    if len(shape) < 1:
+        raise ShapeError(f'{name}: data must have at least 1 axis, got {tuple(shape)}')
+
+
+@register('_contrib_fft')
+class _contrib_fft:
+    """The discrete Fourier transform of the last axis, of real data.
+
+    ``data`` (..., d) -> (..., 2d): ``[re0, im0, re1, im1, ...]`` of
+    ``X_k = sum_j x_j exp(-2 pi i j k / d)``. ``compute_size`` only batches MXNet's GPU
+    kernel. The gradient is ``ifft`` of the output gradient (exact).
+    """
+    inputs = ('data',)
+    attrs = dict(compute_size=Int(128))
+
+    def compute(xp, attrs, data):
+        spectrum = xp.fft.fft(data.astype(np.float64), axis=-1)
+        out = xp.stack([spectrum.real, spectrum.imag], axis=-1)
+        return out.reshape(data.shape[:-1] + (2 * data.shape[-1],)).astype(data.dtype)
+
+    def infer_shape(attrs, data):
+        if data is None:
+            return [None], [None]
+        _fft_check(data, 'fft')
+        return [data], [tuple(data[:-1]) + (2 * data[-1],)]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_ifft(ograds[0], compute_size=attrs.compute_size)]
+
+
+@register('_contrib_ifft')
+class _contrib_ifft:
+    """The real part of the unnormalised inverse Fourier transform of the last axis.
+
+    ``data`` (..., 2d) in fft's ``[re0, im0, ...]`` layout -> (..., d):
+    ``Re sum_k X_k exp(2 pi i j k / d)``, not divided by ``d`` (as MXNet). The gradient is
+    ``fft`` of the output gradient (exact).
+    """
+    inputs = ('data',)
+    attrs = dict(compute_size=Int(128))
+
+    def compute(xp, attrs, data):
+        if data.shape[-1] % 2:
+            raise ShapeError(f'ifft: the last axis holds (re, im) pairs and must be even, got '
+                             f'shape {data.shape}')
+        pairs = data.astype(np.float64).reshape(data.shape[:-1] + (-1, 2))
+        n = pairs.shape[-2]
+        signal = xp.fft.ifft(pairs[..., 0] + 1j * pairs[..., 1], axis=-1) * n
+        return signal.real.astype(data.dtype)
+
+    def infer_shape(attrs, data):
+        if data is None:
+            return [None], [None]
+        _fft_check(data, 'ifft')
+        if data[-1] % 2:
+            raise ShapeError(f'ifft: the last axis holds (re, im) pairs and must be even, got '
+                             f'shape {tuple(data)}')
+        return [data], [tuple(data[:-1]) + (data[-1] // 2,)]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_fft(ograds[0], compute_size=attrs.compute_size)]
+
+
+# -------------------------------------------------------------------------------------------------
+# hawkesll
+# -------------------------------------------------------------------------------------------------
+
+_HAWKES_INPUTS = ('lda', 'alpha', 'beta', 'state', 'lags', 'marks', 'valid_length', 'max_time')
+
+
+_HAWKES_GRAD_INPUTS = ('ograd', 'ograd_state') + _HAWKES_INPUTS
+_HAWKES_LAYOUT = dict(lda='NK', alpha='K', beta='K', state='NK', lags='NT', marks='NT',
+                      valid_length='N', max_time='N', ograd='N', ograd_state='NK')
+
+
+def _hawkes_shapes(given):
+    """The sizes N (samples), K (marks) and T (points) from the shapes ``{input: shape}``,
+    and each input's shape from them."""
+    dims = {'N': 0, 'K': 0, 'T': 0}
+    layout = _HAWKES_LAYOUT
+    for name, shape in given.items():
+        if shape is not None and len(shape) != len(layout[name]):
+            raise ShapeError(f'hawkesll: {name} must be {len(layout[name])}-d, got '
+                             f'{tuple(shape)}')
+    for name, shape in given.items():
+        for letter, size in zip(layout[name], shape or ()):
+            if size and dims[letter] and size != dims[letter]:
+                raise ShapeError(f'hawkesll: {name} {tuple(shape)} disagrees with the other '
+                                 f'inputs on {letter} = {dims[letter]}')
+            dims[letter] = dims[letter] or size
+    return [tuple(dims[c] for c in layout[n]) for n in given], dims
+
+
+def _hawkes_type(dtypes, what):
+    """(input dtypes, value dtype): marks int32, everything else the dtype of ``lda``."""
+    values = [d for n, d in zip(_HAWKES_INPUTS, dtypes) if n != 'marks' and d is not None]
+    dtype = values[0] if values else None
+    for name, d in zip(_HAWKES_INPUTS, dtypes):
+        want = np.dtype(np.int32) if name == 'marks' else dtype
+        if d is not None and d != want:
+            raise DTypeError(f'{what}: {name} must be {want.name}, got {d.name}')
+    return [np.dtype(np.int32) if n == 'marks' else dtype for n in _HAWKES_INPUTS], dtype
+
+
+def _hawkes_exp(xp, x):
+    """exp in float64, rounded to the input's dtype (float32: what C's expf gives)."""
+    return xp.exp(x.astype(np.float64)).astype(x.dtype, copy=False)
+
+
+def _hawkes_points(xp, lags, marks, valid_length, num_marks):
+    """Per point j (a column): its mark per sample, whether it is valid, and the times."""
+    if marks.size and bool(((marks < 0) | (marks >= num_marks)).any()):
+        raise MXNetError(f'hawkesll: marks must be in [0, {num_marks}), got '
+                         f'{marks.min().item()}..{marks.max().item()}')
+    steps = int(xp.ceil(valid_length.max()).item()) if valid_length.size else 0
+    return min(max(steps, 0), lags.shape[1])
+
+
+def _hawkes_forward(xp, mu, alpha, beta, state, lags, marks, valid_length, max_time):
+    """(log likelihood (N,), final state (N, K), and the per-sample sweep's buffers)."""
+    n, k = mu.shape
+    rows = xp.arange(n)
+    dtype = mu.dtype
+    last = xp.zeros((n, k), dtype)
+    state = state.copy()
+    t = xp.zeros(n, dtype)
+    ll = xp.zeros(n, dtype)
+    for j in range(_hawkes_points(xp, lags, marks, valid_length, k)):
+        live = j < valid_length
+        c = marks[:, j].astype(np.int64)
+        t = xp.where(live, t + lags[:, j], t)
+        d = t - last[rows, c]
+        ed = _hawkes_exp(xp, -beta[c] * d)
+        s = state[rows, c]
+        lda = mu[rows, c] + alpha[c] * beta[c] * s * ed
+        comp = mu[rows, c] * d + alpha[c] * s * (1 - ed)
+        logged = xp.log(xp.where(live, lda, 1).astype(np.float64)).astype(dtype)
+        ll = xp.where(live, ll + (logged - comp), ll)
+        state[rows, c] = xp.where(live, 1 + s * ed, s)
+        last[rows, c] = xp.where(live, t, last[rows, c])
+    d = max_time[:, None] - last
+    ed = _hawkes_exp(xp, -beta * d)
+    remaining = mu * d + alpha * state * (1 - ed)
+    return ll - remaining.sum(axis=1), ed * state
+
+
+def _hawkes_backward(xp, ograd, mu, alpha, beta, state, lags, marks, valid_length, max_time):
+    """MXNet's gradients of the log likelihood: (d lda (N, K), d alpha (K,), d beta (K,))."""
+    n, k = mu.shape
+    rows = xp.arange(n)
+    dtype = mu.dtype
+    last = xp.zeros((n, k), dtype)
+    phi = state.copy()                   # the state, and its derivative in beta
+    dphi = xp.zeros((n, k), dtype)
+    g_mu, g_alpha, g_beta = (xp.zeros((n, k), dtype) for _ in range(3))
+    t = xp.zeros(n, dtype)
+    for j in range(_hawkes_points(xp, lags, marks, valid_length, k)):
+        live = j < valid_length
+        c = marks[:, j].astype(np.int64)
+        t = xp.where(live, t + lags[:, j], t)
+        d = t - last[rows, c]
+        a, b = alpha[c], beta[c]
+        ed = _hawkes_exp(xp, -b * d)
+        s, ds = phi[rows, c], dphi[rows, c]
+        lda = xp.where(live, mu[rows, c] + a * b * s * ed, 1)
+        g_mu[rows, c] += xp.where(live, 1 / lda - d, 0)
+        g_alpha[rows, c] += xp.where(live, b * s * ed / lda - s * (1 - ed), 0)
+        g_beta[rows, c] += xp.where(live, a * ed * (s * (1 - b * d) + b * ds) / lda
+                                    - a * (ds * (1 - ed) + s * d * ed), 0)
+        dphi[rows, c] = xp.where(live, ed * (-d * s + ds), ds)
+        phi[rows, c] = xp.where(live, 1 + s * ed, s)
+        last[rows, c] = xp.where(live, t, last[rows, c])
+    d = max_time[:, None] - last
+    ed = _hawkes_exp(xp, -beta * d)
+    g = ograd[:, None]
+    g_mu = g * (g_mu - d)
+    g_alpha = g * (g_alpha - phi * (1 - ed))
+    g_beta = g * (g_beta - alpha * (dphi * (1 - ed) + phi * d * ed))
+    return g_mu, g_alpha.sum(axis=0), g_beta.sum(axis=0)
+
+
+@register('_contrib_hawkesll')
+class _contrib_hawkesll:
+    """Log likelihood of K independent univariate Hawkes processes per sample, with intensity
+    ``lda_k + alpha_k * sum_{t_i < t, mark_i = k} beta_k exp(-beta_k (t - t_i))``.
+
+    ``lda`` (N, K) background intensities, ``alpha`` (K,) branching ratios, ``beta`` (K,) decay
+    rates, ``state`` (N, K) the memory ``sum_i exp(-beta_k (0 - t_i))`` of earlier points,
+    ``lags`` (N, T) interarrival times and ``marks`` (N, T) (int32) of the points, of which the
+    first ``valid_length`` (N,) count, observed on (0, ``max_time``] (N,) -> the log
+    likelihood (N,) and the state at ``max_time`` (N, K), in ``lda``'s dtype.
+
+    The gradient is MXNet's: the log likelihood's reaches ``lda``, ``alpha`` and ``beta``
+    (``_contrib_backward_hawkesll``); ``out_state``'s and the one to ``state`` are dropped.
+    """
+    inputs = _HAWKES_INPUTS
+    num_outputs = 2
+
+    def output_names(attrs):
+        return ['output', 'out_state']
+
+    def compute(xp, attrs, lda, alpha, beta, state, lags, marks, valid_length, max_time):
+        return _hawkes_forward(xp, lda, alpha, beta, state, lags, marks, valid_length,
+                               max_time)
+
+    def infer_shape(attrs, *shapes):
+        ins, dims = _hawkes_shapes(dict(zip(_HAWKES_INPUTS, shapes)))
+        return ins, [(dims['N'],), (dims['N'], dims['K'])]
+
+    def infer_type(attrs, *dtypes):
+        ins, dtype = _hawkes_type(dtypes, 'hawkesll')
+        return ins, [dtype, dtype]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        if ograds[0] is None:
+            return [None] * 8
+        state_grad = ograds[1] if ograds[1] is not None else F.zeros_like(outputs[1])
+        grads = F._contrib_backward_hawkesll(ograds[0], state_grad, *inputs)
+        return [grads[0], grads[1], grads[2]] + [None] * 5
+
+
+@register('_contrib_backward_hawkesll')
+class _contrib_backward_hawkesll:
+    """The gradients of ``hawkesll`` for the gradients (``ograd``, ``ograd_state``) of its
+    outputs, one per input: d ``lda``, d ``alpha``, d ``beta`` from the log likelihood's
+    gradient, zeros for the rest (``ograd_state`` is read and ignored, as MXNet does). Not
+    differentiable, as in MXNet.
+    """
+    inputs = _HAWKES_GRAD_INPUTS
+    num_outputs = 8
+    gradient = _no_gradient('_contrib_backward_hawkesll')
+
+    def compute(xp, attrs, ograd, ograd_state, lda, alpha, beta, state, lags, marks,
+                valid_length, max_time):
+        g_lda, g_alpha, g_beta = _hawkes_backward(xp, ograd, lda, alpha, beta, state, lags,
+                                                  marks, valid_length, max_time)
+        rest = [xp.zeros_like(v) for v in (state, lags, marks, valid_length, max_time)]
+        return (g_lda, g_alpha, g_beta, *rest)
+
+    def infer_shape(attrs, *shapes):
+        ins, _ = _hawkes_shapes(dict(zip(_HAWKES_GRAD_INPUTS, shapes)))
+        return ins, ins[2:]
+
+    def infer_type(attrs, ograd, ograd_state, *dtypes):
+        ins, dtype = _hawkes_type(dtypes, 'backward_hawkesll')
+        dtype = dtype or ograd or ograd_state
+        ins = [np.dtype(np.int32) if n == 'marks' else dtype for n in _HAWKES_INPUTS]
+        return [dtype, dtype] + ins, ins
+
+
+# -------------------------------------------------------------------------------------------------
+# Elementwise: quadratic, gradientmultiplier, round_ste, sign_ste, allclose
+# -------------------------------------------------------------------------------------------------
+
+_QUADRATIC_ATTRS = dict(a=Float(0), b=Float(0), c=Float(0))
+
+
+def _float_work(xp, x):
+    """``x`` in the dtype MXNet's float parameters meet it in: float64 stays, the rest is
+    float32 (integer results truncate back)."""
+    return x if x.dtype == np.float64 else x.astype(np.float32)
+
+
+def _param(value, x):
+    return np.float64(value) if x.dtype == np.float64 else np.float32(value)
+
+
+@register('_contrib_quadratic')
+class _contrib_quadratic:
+    """``a * data**2 + b * data + c``, elementwise, in ``data``'s dtype (integer data: computed
+    in float32 and truncated, as MXNet). The gradient is ``(2 a data + b) * ograd``
+    (``_contrib_backward_quadratic``).
+    """
+    inputs = ('data',)
+    attrs = _QUADRATIC_ATTRS
+    inplace = ((0, 0),)
+
+    def compute(xp, attrs, data):
+        x = _float_work(xp, data)
+        out = _param(attrs.a, x) * x * x + _param(attrs.b, x) * x + _param(attrs.c, x)
+        return out.astype(data.dtype, copy=False)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_backward_quadratic(ograds[0], inputs[0], a=attrs.a, b=attrs.b,
+                                              c=attrs.c)]
+
+
+@register('_contrib_backward_quadratic')
+class _contrib_backward_quadratic:
+    """The gradient of ``quadratic``: ``ograd * (2 a data + b)``."""
+    inputs = ('ograd', 'data')
+    attrs = _QUADRATIC_ATTRS
+
+    def compute(xp, attrs, ograd, data):
+        x = _float_work(xp, data)
+        slope = 2 * _param(attrs.a, x) * x + _param(attrs.b, x)
+        return (_float_work(xp, ograd) * slope).astype(ograd.dtype, copy=False)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        ograd, data = inputs
+        g = ograds[0]
+        return [F._contrib_backward_quadratic(g, data, a=attrs.a, b=attrs.b, c=attrs.c),
+                g * ograd * (2 * attrs.a)]
+
+
+_MULTIPLIER_ATTRS = dict(scalar=Float(1), is_int=Bool(True))
+
+
+def _scaled(xp, attrs, data):
+    return (_float_work(xp, data) * _param(attrs.scalar, data)).astype(data.dtype, copy=False)
+
+
+@register('_contrib_gradientmultiplier')
+class _contrib_gradientmultiplier:
+    """The identity, whose gradient is the output gradient times ``scalar`` (a negative
+    scalar reverses gradients, as in domain-adversarial training). ``is_int`` says how MXNet
+    parsed ``scalar``; the values are the same.
+    """
+    inputs = ('data',)
+    attrs = _MULTIPLIER_ATTRS
+    inplace = ((0, 0),)
+
+    def compute(xp, attrs, data):
+        return data.copy()
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_backward_gradientmultiplier(ograds[0], scalar=attrs.scalar,
+                                                       is_int=attrs.is_int)]
+
+
+@register('_contrib_backward_gradientmultiplier')
+class _contrib_backward_gradientmultiplier:
+    """The gradient of ``gradientmultiplier``: ``data * scalar`` (``data`` is the gradient
+    arriving at its output)."""
+    inputs = ('data',)
+    attrs = _MULTIPLIER_ATTRS
+    inplace = ((0, 0),)
+
+    def compute(xp, attrs, data):
+        return _scaled(xp, attrs, data)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        return [F._contrib_backward_gradientmultiplier(ograds[0], scalar=attrs.scalar,
+                                                       is_int=attrs.is_int)]
+
+
+def _straight_through(F, attrs, inputs, outputs, ograds):
+    # the straight-through estimator: the gradient of the identity
+    return [ograds[0]]
+
+
+@register('_contrib_round_ste')
+class _contrib_round_ste:
+    """``round`` (halves away from zero) forward; the identity's gradient backward."""
+    inputs = ('data',)
+    inplace = ((0, 0),)
+    gradient = _straight_through
+
+    def compute(xp, attrs, data):
+        if data.dtype.kind != 'f':
+            return data.copy()
+        return _round_half_away(xp, data).astype(data.dtype, copy=False)
+
+
+@register('_contrib_sign_ste')
+class _contrib_sign_ste:
+    """``sign`` (0 at 0 and NaN) forward; the identity's gradient backward."""
+    inputs = ('data',)
+    inplace = ((0, 0),)
+    gradient = _straight_through
+
+    def compute(xp, attrs, data):
+        if data.dtype.kind != 'f':
+            return xp.sign(data)
+        return xp.where(xp.isnan(data), 0, xp.sign(data)).astype(data.dtype, copy=False)
+
+
+@register('_contrib_allclose')
+class _contrib_allclose:
+    """1 (uint8, shape ``()``) when every ``|a - b| <= atol + rtol * |b|`` (or ``a == b``),
+    else 0. ``a`` and ``b`` have one shape and dtype; ``rtol`` and ``atol`` are float32, as
+    MXNet's. With ``equal_nan`` (the default, unlike numpy) NaNs at the same places compare
+    equal; otherwise any NaN makes the result 0. No gradient.
+    """
+    inputs = ('a', 'b')
+    attrs = dict(rtol=Float(1e-5), atol=Float(1e-8), equal_nan=Bool(True))
+    gradient = zero_gradient
+
+    def compute(xp, attrs, a, b):
+        if a.shape != b.shape:
+            raise ShapeError(f'allclose: a {a.shape} and b {b.shape} must have the same shape')
+        if a.dtype != b.dtype:
+            raise DTypeError(f'allclose: a ({a.dtype.name}) and b ({b.dtype.name}) must have '
+                             'the same dtype')
+        wa, wb = _float_work(xp, a), _float_work(xp, b)
+        tolerance = _param(attrs.atol, wb) + _param(attrs.rtol, wb) * xp.abs(wb)
+        # floats subtract in their own precision (inf - inf is NaN, decided below); integers
+        # without wrapping around
+        with np.errstate(invalid='ignore'):
+            diff = xp.abs(a - b) if a.dtype.kind == 'f' else xp.abs(wa - wb)
+        close = (a == b) | (diff <= tolerance)
+        if a.dtype.kind == 'f':
+            nan_a, nan_b = xp.isnan(a), xp.isnan(b)
+            either = nan_a | nan_b
+            close = xp.where(either, attrs.equal_nan & (nan_a == nan_b), close)
+        return xp.asarray(close.all(), dtype=np.uint8).reshape(())
+
+    def infer_shape(attrs, a, b):
+        merged = merge_shape(a, b, 'allclose: a and b must have the same shape')
+        return [merged, merged], [()]
+
+    def infer_type(attrs, a, b):
+        if a is not None and b is not None and a != b:
+            raise DTypeError(f'allclose: a ({a.name}) and b ({b.name}) must have the same dtype')
+        dtype = a if a is not None else b
+        return [dtype, dtype], [np.dtype(np.uint8)]
+
+
+# -------------------------------------------------------------------------------------------------
+# Python functions: foreach, while_loop, cond (unrolled on Symbols), rand_zipfian, isinf, ...
+# -------------------------------------------------------------------------------------------------
+
+def _is_symbol(value):
+    return hasattr(value, '_is_hybrid_value') and hasattr(value, 'list_outputs')
+
+
+def _flatten(args, what):
+    """(flat list, format) of a value or nested lists of values, as MXNet's ``_flatten``: a
+    value has format 0, a Symbol of n > 1 outputs format n, a list the list of formats."""
+    if hasattr(args, '_is_hybrid_value'):
+        if _is_symbol(args) and len(args) > 1:
+            return list(args), len(args)
+        return [args], 0
+    if not isinstance(args, (list, tuple)):
+        raise MXNetAssertionError(f'{what} must be (nested) list of NDArray or Symbol, but got '
+                                  f'{args!r} of type {type(args)}')
+    flat, fmts = [], []
+    for item in args:
+        values, fmt = _flatten(item, what)
+        flat.extend(values)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _regroup(args, fmt):
+    """The nesting ``fmt`` (from ``_flatten``) rebuilt from a flat list: (value, rest)."""
+    if isinstance(fmt, int):
+        if fmt == 0:
+            return args[0], args[1:]
+        return args[:fmt], args[fmt:]
+    out = []
+    for item in fmt:
+        value, args = _regroup(args, item)
+        out.append(value)
+    return out, args
+
+
+def _python_scalar(value, type_, what):
+    """A Python bool or int from a one-element NDArray (a device sync) or a Python value."""
+    if hasattr(value, 'asscalar'):
+        value = value.asscalar()
+    try:
+        return type_(value)
+    except (TypeError, ValueError):
+        raise ValueError(f'Cannot convert {what} to python {type_.__name__}') from None
+
+
+def _select(F, condition, x, y):
+    """``x`` where the one-element ``condition`` is non-zero, else ``y`` (any shape)."""
+    flat = F.broadcast_like(F.reshape(condition, shape=(1,)), F.reshape(x, shape=(-1,)))
+    return F.where(F.reshape_like(flat, x), x, y)
+
+
+def _stack_steps(F, steps):
+    """One value per output: the outputs of every step stacked along a new axis 0."""
+    if len(steps) == 1:
+        # (stack's gradient splits into one piece, which a compiled graph mishandles)
+        return [F.expand_dims(item, axis=0) for item in steps[0]]
+    return [F.stack(*items, axis=0) for items in zip(*steps)]
+
+
+def _rows(F, data, length):
+    """The ``length`` slices of a Symbol along axis 0, each of shape ``data.shape[1:]`` (of a
+    1-d Symbol: (1,), as MXNet's)."""
+    if length == 1:
+        # one piece as a reshape (a compiled graph mishandles a split into one piece)
+        return [F.reshape(data, shape=tuple(data.shape[1:]) or (1,))]
+    return F.split(data, num_outputs=length, axis=0, squeeze_axis=len(data.shape) > 1)
+
+
+def _foreach(F, body, data, init_states):
+    flat_data, data_fmt = _flatten(data, 'foreach input')
+    flat_states, state_fmt = _flatten(init_states, 'foreach states')
+    if not flat_data:
+        raise ValueError('foreach: data must hold at least one array')
+    symbolic = any(_is_symbol(v) for v in flat_data + flat_states)
+    lengths = {d.shape[0] if d.shape else 0 for d in flat_data}
+    if len(lengths) != 1:
+        raise ShapeError(f'foreach: the data arrays differ in length (axis 0): '
+                         f'{[tuple(d.shape) for d in flat_data]}')
+    length = lengths.pop()
+    if length == 0:
+        raise ValueError('foreach: the data has length 0 along axis 0')
+    if symbolic:
+        pieces = [_rows(F, d, length) for d in flat_data]
+
+        def slices(i):
+            return [p[i] for p in pieces]
+    else:
+        def slices(i):
+            return [d[i] for d in flat_data]
+    states = _regroup(list(flat_states), state_fmt)[0]
+    steps, out_fmt = [], None
+    for i in range(length):
+        out, states = body(_regroup(slices(i), data_fmt)[0], states)
+        flat_out, out_fmt = _flatten(out, 'foreach output')
+        steps.append(flat_out)
+        if symbolic and _flatten(states, 'foreach loop_vars')[1] != state_fmt:
+            raise MXNetAssertionError('The input and output loop_vars have different format')
+    outputs = _regroup(_stack_steps(F, steps), out_fmt)[0] if steps[0] else []
+    if symbolic:
+        states = _regroup(_flatten(states, 'foreach loop_vars')[0], state_fmt)[0]
+    return outputs, states
+
+
+def _loop_step(func, loop_vars):
+    """``func(*loop_vars)`` as (step outputs, new loop variables as a list)."""
+    step_output, new_vars = func(*loop_vars)
+    step_output = [] if step_output is None else step_output
+    new_vars = [] if new_vars is None else new_vars
+    if isinstance(step_output, tuple):
+        step_output = list(step_output)
+    if not isinstance(new_vars, (list, tuple)):
+        new_vars = [new_vars]
+    return step_output, list(new_vars)
+
+
+def _while_loop_imperative(F, cond, func, loop_vars, max_iterations):
+    """MXNet's NDArray while_loop: a Python loop, the outputs padded with zeros."""
+    single = hasattr(loop_vars, '_is_hybrid_value')
+    loop_vars = [loop_vars] if single else loop_vars
+    steps, out_fmt = [], None
+    while len(steps) < max_iterations and \
+            _python_scalar(cond(*loop_vars), bool, 'Return value of cond'):
+        step_output, new_vars = _loop_step(func, loop_vars)
+        if len(new_vars) != len(loop_vars):
+            raise ValueError('The length of loop_vars should be consistent during the loop')
+        loop_vars = new_vars
+        flat, out_fmt = _flatten(step_output, 'while output')
+        if steps and len(flat) != len(steps[0]):
+            raise ValueError('Number of elements in step_output should be the same in each '
+                             'step')
+        steps.append(flat)
+    stacked = []
+    for i_th, items in enumerate(zip(*steps), 1):
+        items = [x.expand_dims(0) for x in items]
+        if len(steps) < max_iterations:
+            first = items[0]
+            items.append(F._zeros(shape=(max_iterations - len(steps),) + first.shape[1:],
+                                  ctx=first.context, dtype=first.dtype))
+        try:
+            stacked.append(F.concat(*items, dim=0))
+        except ValueError:
+            raise ValueError('\n'.join(
+                [f'Shapes of {i_th}-th elements in step_outputs are inconsistent, which are:'] +
+                [f'  Step {i}, shape is {x.shape}' for i, x in enumerate(items)])) from None
+    if out_fmt is not None:
+        stacked = _regroup(stacked, out_fmt)[0]
+    return stacked, loop_vars[0] if single else loop_vars
+
+
+def _while_loop_unrolled(F, cond, func, loop_vars, max_iterations):
+    """``max_iterations`` steps; once ``cond`` fails, the variables stay and outputs are 0."""
+    flat_vars, var_fmt = _flatten(loop_vars, 'while loop_vars')
+    alive, steps, out_fmt = None, [], None
+    for _ in range(max_iterations):
+        args = _regroup(list(flat_vars), var_fmt)[0]
+        args = [args] if var_fmt == 0 else args
+        holds = cond(*args)
+        if not _is_symbol(holds):
+            raise ValueError('Return of cond must be a Symbol')
+        # alive: every condition so far held (no gradient flows through conditions)
+        alive = holds if alive is None else _select(F, alive, holds, F.zeros_like(holds))
+        step_output, new_vars = _loop_step(func, args)
+        flat_out, out_fmt = _flatten(step_output, 'while output')
+        new_flat, _ = _flatten(new_vars, 'while loop_vars')
+        if len(new_flat) != len(flat_vars):
+            raise ValueError('The number of loop_vars should be consistent during the loop')
+        flat_vars = [_select(F, alive, new, old) for new, old in zip(new_flat, flat_vars)]
+        steps.append([_select(F, alive, o, F.zeros_like(o)) for o in flat_out])
+    outputs = []
+    if steps and steps[0]:
+        outputs = _regroup(_stack_steps(F, steps), out_fmt)[0]
+    return outputs, _regroup(flat_vars, var_fmt)[0]
+
+
+def _while_loop(F, cond, func, loop_vars, max_iterations):
+    if max_iterations is None:
+        raise ValueError('max_iterations should be specified')
+    max_iterations = _python_scalar(max_iterations, int, 'max_iteration')
+    if len(loop_vars) == 0:
+        raise ValueError('loop_vars should contain at least one element')
+    flat_vars, _ = _flatten(loop_vars, 'while loop_vars')
+    if any(_is_symbol(v) for v in flat_vars):
+        return _while_loop_unrolled(F, cond, func, loop_vars, max_iterations)
+    return _while_loop_imperative(F, cond, func, loop_vars, max_iterations)
+
+
+def _cond(F, pred, then_func, else_func):
+    if not _is_symbol(pred):
+        return then_func() if _python_scalar(pred, bool, 'pred') else else_func()
+    if len(pred) != 1:
+        raise ValueError('pred should always be a single output')
+    then_flat, then_fmt = _flatten(then_func(), 'cond outputs')
+    else_flat, _ = _flatten(else_func(), 'cond outputs')
+    if len(then_flat) != len(else_flat):
+        raise ValueError('Number of outputs differs between then-branch and else-branch')
+    selected = [_select(F, pred, a, b) for a, b in zip(then_flat, else_flat)]
+    return _regroup(selected, then_fmt)[0]
+
+
+def _rand_zipfian(F, true_classes, num_sampled, range_max, ctx):
+    log_range = math.log(range_max + 1)
+    place = {} if ctx is None else {'ctx': ctx}
+    rand = F._random_uniform(low=0, high=log_range, shape=(num_sampled,), dtype='float64',
+                             **place)
+    # keeps the sampled classes in [0, range_max)
+    sampled_classes = (rand.exp() - 1).astype('int64') % range_max
+    if ctx is not None:
+        true_classes = true_classes.as_in_context(ctx)
+    true_cls = true_classes.astype('float64')
+    expected_count_true = ((true_cls + 2.0) / (true_cls + 1.0)).log() / log_range * num_sampled
+    sampled = sampled_classes.astype('float64')
+    expected_prob_sampled = ((sampled + 2.0) / (sampled + 1.0)).log() / log_range
+    return sampled_classes, expected_count_true, expected_prob_sampled * num_sampled
+
+
+def _frontend_is_symbol(F):
+    """Whether ``F`` (a frontend's ``op`` module) makes Symbols."""
+    return F.__name__.split('.')[-2] == 'symbol'
+
+
+def _make_foreach(F):
+    if _frontend_is_symbol(F):
+        def foreach(body, data, init_states, name='foreach'):
+            return _foreach(F, body, data, init_states)
+    else:
+        def foreach(body, data, init_states):
+            return _foreach(F, body, data, init_states)
+    foreach.__doc__ = _FOREACH_DOC
+    return foreach
+
+
+def _make_while_loop(F):
+    if _frontend_is_symbol(F):
+        def while_loop(cond, func, loop_vars, max_iterations=None, name='while_loop'):
+            return _while_loop(F, cond, func, loop_vars, max_iterations)
+    else:
+        def while_loop(cond, func, loop_vars, max_iterations=None):
+            return _while_loop(F, cond, func, loop_vars, max_iterations)
+    while_loop.__doc__ = _WHILE_LOOP_DOC
+    return while_loop
+
+
+def _make_cond(F):
+    if _frontend_is_symbol(F):
+        def cond(pred, then_func, else_func, name='cond'):
+            return _cond(F, pred, then_func, else_func)
+    else:
+        def cond(pred, then_func, else_func):
+            return _cond(F, pred, then_func, else_func)
+    cond.__doc__ = _COND_DOC
+    return cond
+
+
+def _make_rand_zipfian(F):
+    if _frontend_is_symbol(F):
+        def rand_zipfian(true_classes, num_sampled, range_max):
+            if not _is_symbol(true_classes):
+                raise MXNetAssertionError(f'unexpected type {type(true_classes)}')
+            return _rand_zipfian(F, true_classes, num_sampled, range_max, None)
+    else:
+        def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+            if ctx is None:
+                ctx = current_context()
+            return _rand_zipfian(F, true_classes, num_sampled, range_max, ctx)
+    rand_zipfian.__doc__ = _RAND_ZIPFIAN_DOC
+    return rand_zipfian
+
+
+def _make_isinf(F):
+    def isinf(data):
+        """1 where ``data`` is +inf or -inf, else 0 (``data``'s shape and dtype)."""
+        return data.abs() == np.inf
+    return isinf
+
+
+def _make_isfinite(F):
+    def isfinite(data):
+        """1 where ``data`` is neither infinite nor NaN, else 0."""
+        return F.broadcast_logical_and(data.abs() != np.inf, data == data)
+    return isfinite
+
+
+def _make_isnan(F):
+    def isnan(data):
+        """1 where ``data`` is NaN, else 0."""
+        return data != data
+    return isnan
+
+
+_FOREACH_DOC = """Runs ``body`` over the slices of ``data`` along axis 0.
+
+    ``out, states = body(data[i], states)`` for each i; returns ``(outputs, states)``: the
+    step outputs stacked along a new axis 0 (a value or nested lists, as ``body`` returns
+    them) and the last states. ``data`` is a value or a list of values of one length;
+    ``init_states`` a value or nested lists of values. On Symbols the loop is unrolled over the
+    (known) length of axis 0.
+    """
+
+_WHILE_LOOP_DOC = """Runs ``func`` while ``cond`` holds, at most ``max_iterations`` times.
+
+    ``cond(*loop_vars)`` gives a one-element value; ``func(*loop_vars)`` gives
+    ``(step_output, new_loop_vars)``. Returns ``(outputs, loop_vars)``: the step outputs stacked
+    along axis 0 and padded with zeros to ``max_iterations`` rows, and the final loop
+    variables. On NDArrays with no step run, the outputs are ``[]``. On Symbols the loop is
+    unrolled to ``max_iterations`` steps, the steps after ``cond`` fails leaving the variables
+    unchanged.
+    """
+
+_COND_DOC = """``then_func()`` if ``pred`` (a one-element value) is non-zero, else ``else_func()``.
+
+    On Symbols both branches are built and their outputs (of one shape and dtype each) selected
+    by ``pred``; the gradient reaches only the branch selected.
+    """
+
+_RAND_ZIPFIAN_DOC = """Draws ``num_sampled`` classes in [0, range_max) from the approximately
+    log-uniform (Zipfian) distribution ``P(c) = log((c + 2) / (c + 1)) / log(range_max + 1)``.
+
+    Returns ``(samples, expected_count_true, expected_count_sample)``: the sampled classes
+    (int64) and the expected counts (float64) of ``true_classes`` and of the samples.
+    """
+
+for _name, _make in (('foreach', _make_foreach), ('while_loop', _make_while_loop),
+                     ('cond', _make_cond), ('rand_zipfian', _make_rand_zipfian),
+                     ('isinf', _make_isinf), ('isfinite', _make_isfinite),
+                     ('isnan', _make_isnan)):
+    PYTHON_FUNCTIONS[('contrib', _name)] = _make
