@@ -36,6 +36,7 @@ from . import name as _name
 from .base import MXNetAssertionError, MXNetError
 from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
+from .ops.control_flow import flatten_nested, regroup_nested as _regroup
 from . import parameter as parameter_module
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .symbol import Symbol, infer_graph, topo_nodes
@@ -105,44 +106,10 @@ class _BlockScope:
 # -------------------------------------------------------------------------------------------------
 
 def _flatten(args, inout_str):
-    """(flat list of NDArrays/Symbols/None, format to rebuild the nesting), as MXNet's.
-
-    The format is 0 for an array, -1 for None, n > 1 for a Symbol of n outputs, and a list of
-    formats for a list or tuple.
-    """
-    if isinstance(args, NDArray):
-        return [args], 0
-    if isinstance(args, Symbol):
-        length = len(args.list_outputs())
-        return [args], length if length > 1 else 0
-    if args is None:
-        return [None], -1
-    if not isinstance(args, (list, tuple)):
-        raise ValueError(f'When hybridized, the {inout_str} of HybridBlock must be (nested) '
-                         f'list of Symbol or NDArray, but got {args} of type {type(args)}')
-    flat, fmts = [], []
-    for arg in args:
-        items, fmt = _flatten(arg, inout_str)
-        flat.extend(items)
-        fmts.append(fmt)
-    return flat, fmts
-
-
-def _regroup(args, fmt):
-    """Rebuild the nesting described by ``fmt``; returns (structure, remaining items)."""
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        if fmt == -1:
-            if args[0] is not None:
-                raise ValueError(f'expected None, got {args[0]!r}')
-            return None, args[1:]
-        return args[:fmt], args[fmt:]
-    out = []
-    for f in fmt:
-        res, args = _regroup(args, f)
-        out.append(res)
-    return out, args
+    """(flat list of NDArrays/Symbols/None, format to rebuild the nesting), as MXNet's."""
+    return flatten_nested(args, lambda bad: ValueError(
+        f'When hybridized, the {inout_str} of HybridBlock must be (nested) list of Symbol or '
+        f'NDArray, but got {bad} of type {type(bad)}'), allow_none=True)
 
 
 def _freeze(fmt):

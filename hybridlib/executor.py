@@ -9,7 +9,7 @@ the interpreter, reusing the values its forward pass computed.
 import numpy as np
 
 from . import autograd
-from .base import MXNetError
+from .base import MXNetError, NotSupportedError
 from .context import current_context
 from .ndarray import NDArray, invoke_all
 from .symbol import Symbol, hints_from, topo_nodes, var
@@ -99,6 +99,20 @@ def gradient_graph(symbol, wrt, head_grads=None, is_train=True, shapes=None, dty
     return out, head_grads
 
 
+def _check_unique_names(names):
+    """Arrays are bound by name here, so two different variables of one name given arrays by
+    position would silently share one (MXNet gives each its own)."""
+    seen, repeated = set(), []
+    for name in names:
+        if name in seen and name not in repeated:
+            repeated.append(name)
+        seen.add(name)
+    if repeated:
+        raise NotSupportedError(
+            f'bind: the graph has several different variables named {repeated}; hybridlib binds '
+            'arrays by name, so give each variable its own name (sym.var(\'data1\'), ...)')
+
+
 def _as_dict(values, names, what):
     if values is None:
         return {}
@@ -121,6 +135,8 @@ class Executor:
         self._ctx = ctx or current_context()
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
+        if isinstance(args, (list, tuple)) or isinstance(aux_states, (list, tuple)):
+            _check_unique_names(self._arg_names + self._aux_names)
         self.arg_dict = _as_dict(args, self._arg_names, 'arguments')
         missing = [n for n in self._arg_names if n not in self.arg_dict]
         if missing:

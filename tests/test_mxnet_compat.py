@@ -268,3 +268,14 @@ def test_split_into_one_part_hybridized():
         y.backward()
         np.testing.assert_array_equal(y.asnumpy(), expected)
         assert x.grad.asnumpy().tolist() == [[3.0] * 3] * 2
+
+
+def test_two_variables_of_one_name_bound_by_position_are_refused():
+    # MXNet gives each its own array; binding by name would silently share one
+    d1, d2 = sym.var('data'), sym.var('data')
+    s = sym.maximum(d1, d2)
+    assert s.list_arguments() == ['data', 'data']
+    with pytest.raises(NotSupportedError, match=r"variables named \['data'\]"):
+        s.bind(mx.cpu(), args=[nd.ones((2,)), nd.zeros((2,))])
+    # by name, both read the one array, as in MXNet
+    assert s.eval(data=nd.array([1, 3]))[0].asnumpy().tolist() == [1.0, 3.0]

@@ -349,7 +349,27 @@ class _MultiWorkerIter:
         return self
 
 
-class DataLoader:
+class _Loader:
+    """What DataLoader and DataLoaderV1 take alike: the dataset, which samples make each batch,
+    the function that merges them, the number of workers and the pinning of the batches."""
+
+    def __init__(self, dataset, batch_size, shuffle, sampler, last_batch, batch_sampler,
+                 batchify_fn, num_workers, pin_memory, pin_device_id):
+        self._dataset = dataset
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._batch_sampler = _make_batch_sampler(dataset, batch_size, shuffle, sampler,
+                                                  last_batch, batch_sampler)
+        self._num_workers = num_workers if num_workers >= 0 else 0
+        if batchify_fn is None:
+            batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
+        self._batchify_fn = batchify_fn
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+
+class DataLoader(_Loader):
     """Loads data from a dataset and returns mini-batches of data.
 
     Parameters
@@ -405,19 +425,12 @@ class DataLoader:
         self._workers = []
         if not timeout > 0:
             raise MXNetAssertionError('timeout must be positive, given {}'.format(timeout))
-        self._dataset = dataset
-        self._pin_memory = pin_memory
-        self._pin_device_id = pin_device_id
+        super().__init__(dataset, batch_size, shuffle, sampler, last_batch, batch_sampler,
+                         batchify_fn, num_workers, pin_memory, pin_device_id)
         self._thread_pool = thread_pool
         self._timeout = timeout
-        self._batch_sampler = _make_batch_sampler(dataset, batch_size, shuffle, sampler,
-                                                  last_batch, batch_sampler)
-        self._num_workers = num_workers if num_workers >= 0 else 0
         self._prefetch = max(0, int(prefetch) if prefetch is not None
                              else 2 * self._num_workers)
-        if batchify_fn is None:
-            batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
-        self._batchify_fn = batchify_fn
         if self._num_workers > 0:
             self._start_pool()
         self.auto_reload = auto_reload
@@ -468,9 +481,6 @@ class DataLoader:
                                 prefetch=self._prefetch,
                                 dataset=self._dataset if self._thread_pool else None,
                                 data_loader=self, timeout=self._timeout)
-
-    def __len__(self):
-        return len(self._batch_sampler)
 
     def __del__(self):
         pool = getattr(self, '_worker_pool', None)
@@ -706,7 +716,7 @@ class _MultiWorkerIterV1:
         self._data_queue.close()
 
 
-class DataLoaderV1:
+class DataLoaderV1(_Loader):
     """MXNet's older DataLoader: loads data from a dataset and returns mini-batches of data.
 
     Each pass with ``num_workers > 0`` starts worker processes that take batch keys from a
@@ -717,29 +727,15 @@ class DataLoaderV1:
 
     Parameters
     ----------
-    dataset : Dataset
-        Source dataset. Numpy arrays and NDArrays can be used directly as datasets.
-    batch_size : int
-        Size of a mini-batch.
-    shuffle : bool
-        Whether to shuffle the samples (with ``RandomSampler``).
-    sampler : Sampler
-        The order of the samples. Give either ``sampler`` or ``shuffle``, not both.
-    last_batch : {'keep', 'discard', 'rollover'}, default 'keep'
-        What to do when ``batch_size`` does not divide ``len(dataset)``: keep a smaller last
-        batch, discard it, or roll its samples over to the next epoch.
-    batch_sampler : Sampler
-        A sampler that yields lists of indices (mini-batches). Give it without
-        ``batch_size``, ``shuffle``, ``sampler`` and ``last_batch``.
+    dataset, batch_size, shuffle, sampler, last_batch, batch_sampler
+        The dataset and which of its samples make each batch, as for ``DataLoader``.
     batchify_fn : callable
         Merges a list of samples into a batch; default ``default_batchify_fn``
         (``default_mp_batchify_fn`` with workers).
     num_workers : int, default 0
         The number of worker processes; 0 makes the batches in this process.
-    pin_memory : bool, default False
-        Return batches on ``cpu_pinned(pin_device_id)``.
-    pin_device_id : int, default 0
-        The device id of the pinned memory.
+    pin_memory, pin_device_id
+        As for ``DataLoader``: return batches on ``cpu_pinned(pin_device_id)``.
     prefetch : int, default ``2 * num_workers``
         How many batches the workers have in hand (at least one) with ``num_workers > 0``.
         MXNet's ``DataLoaderV1`` has no such argument and always uses the default.
@@ -755,16 +751,9 @@ class DataLoaderV1:
     def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None,
                  last_batch=None, batch_sampler=None, batchify_fn=None,
                  num_workers=0, pin_memory=False, pin_device_id=0, prefetch=None):
-        self._dataset = dataset
-        self._pin_memory = pin_memory
-        self._pin_device_id = pin_device_id
-        self._batch_sampler = _make_batch_sampler(dataset, batch_size, shuffle, sampler,
-                                                  last_batch, batch_sampler)
-        self._num_workers = num_workers if num_workers >= 0 else 0
+        super().__init__(dataset, batch_size, shuffle, sampler, last_batch, batch_sampler,
+                         batchify_fn, num_workers, pin_memory, pin_device_id)
         self._prefetch = prefetch
-        if batchify_fn is None:
-            batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
-        self._batchify_fn = batchify_fn
 
     def __iter__(self):
         if self._num_workers == 0:
@@ -773,6 +762,3 @@ class DataLoaderV1:
         return _MultiWorkerIterV1(self._num_workers, self._dataset, self._batchify_fn,
                                   self._batch_sampler, self._pin_memory, self._pin_device_id,
                                   prefetch=self._prefetch)
-
-    def __len__(self):
-        return len(self._batch_sampler)

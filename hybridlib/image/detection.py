@@ -5,7 +5,6 @@ coordinates in [0, 1] of the image's width and height. In a record or list file 
 flat with a header: ``[header_width, object_width, (other header values), objects...]``.
 As in ``image.py``, random choices come from Python's ``random``.
 """
-import json
 import logging
 import random
 import warnings
@@ -18,28 +17,18 @@ from .. import ndarray as nd
 from .. import io
 from .image import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
                     HueJitterAug, ImageIter, LightingAug, RandomGrayAug, ResizeAug, _PCA_EIGVAL,
-                    _PCA_EIGVEC, _MEAN_RGB, _STD_RGB, copyMakeBorder, fixed_crop)
+                    _PCA_EIGVEC, _MEAN_RGB, _STD_RGB, _AugmenterBase, copyMakeBorder,
+                    fixed_crop)
 
 __all__ = ['DetAugmenter', 'DetBorrowAug', 'DetRandomSelectAug', 'DetHorizontalFlipAug',
            'DetRandomCropAug', 'DetRandomPadAug', 'CreateMultiRandCropAugmenter',
            'CreateDetAugmenter', 'ImageDetIter', 'copyMakeBorder']
 
 
-class DetAugmenter:
+class DetAugmenter(_AugmenterBase):
     """The base class of detection augmenters: ``aug(src, label) -> (image, label)``;
-    ``dumps()`` is the JSON of ``[class name in lower case, constructor arguments]``."""
-
-    def __init__(self, **kwargs):
-        self._kwargs = kwargs
-        for key, value in self._kwargs.items():
-            if isinstance(value, nd.NDArray):
-                value = value.asnumpy()
-            if isinstance(value, np.ndarray):
-                self._kwargs[key] = value.tolist()
-
-    def dumps(self):
-        """The augmenter as a JSON string."""
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
+    ``dumps()`` is the JSON of ``[class name in lower case, constructor arguments]``.
+    (Not an ``Augmenter``: ``DetBorrowAug`` tells the two apart.)"""
 
     def __call__(self, src, label):
         raise NotImplementedError('Must override implementation.')
@@ -125,7 +114,46 @@ def _as_range(value, what, name):
     return (value, value)
 
 
-class DetRandomCropAug(DetAugmenter):
+class _RandomBoxAug(DetAugmenter):
+    """What the random crop and pad share: up to ``max_attempts`` boxes of an aspect ratio
+    drawn from ``aspect_ratio_range`` and an area, as a fraction of the image's, within
+    ``area_range``. Ranges that allow no box disable the augmenter with a warning."""
+
+    def _set_ranges(self, aspect_ratio_range, area_range, max_attempts, area_above,
+                    area_problem):
+        """Keep the ranges; ``enabled`` when the largest area exceeds ``area_above`` and
+        both ranges are ordered, the ratios positive."""
+        self.max_attempts = max_attempts
+        self.aspect_ratio_range = aspect_ratio_range
+        self.area_range = area_range
+        self.enabled = False
+        name = self._NAME
+        if area_range[1] <= area_above or area_range[0] > area_range[1]:
+            warnings.warn(f'Skip {name} due to {area_problem}: {area_range}')
+        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
+            warnings.warn(f'Skip {name} due to invalid aspect_ratio_range: '
+                          f'{aspect_ratio_range}')
+        else:
+            self.enabled = True
+
+    def _attempts(self, height, width):
+        """Yield (ratio, min_area, max_area, h, max_h) for each attempt: the aspect ratio
+        (w / h) drawn, the area bounds in pixels and the heights that give them at that
+        ratio. Nothing when disabled or for an empty image."""
+        if not self.enabled or height <= 0 or width <= 0:
+            return
+        min_area = self.area_range[0] * height * width
+        max_area = self.area_range[1] * height * width
+        for _ in range(self.max_attempts):
+            ratio = random.uniform(*self.aspect_ratio_range)
+            if ratio <= 0:
+                continue
+            h = int(round(sqrt(min_area / ratio)))
+            max_h = int(round(sqrt(max_area / ratio)))
+            yield ratio, min_area, max_area, h, max_h
+
+
+class DetRandomCropAug(_RandomBoxAug):
     """A random crop that keeps enough of the objects (SSD's sampling).
 
     Up to ``max_attempts`` crops of aspect ratio in ``aspect_ratio_range`` and area (as a
@@ -133,27 +161,19 @@ class DetRandomCropAug(DetAugmenter):
     touches is covered more than ``min_object_covered`` is taken. Objects covered less than
     ``min_eject_coverage`` are dropped from the label, the others clipped to the crop.
     """
+    _NAME = 'DetRandomCropAug'           # in messages, whatever the subclass
 
     def __init__(self, min_object_covered=0.1, aspect_ratio_range=(0.75, 1.33),
                  area_range=(0.05, 1.0), min_eject_coverage=0.3, max_attempts=50):
-        aspect_ratio_range = _as_range(aspect_ratio_range, 'aspect ratio', 'DetRandomCropAug')
-        area_range = _as_range(area_range, 'area range', 'DetRandomCropAug')
+        aspect_ratio_range = _as_range(aspect_ratio_range, 'aspect ratio', self._NAME)
+        area_range = _as_range(area_range, 'area range', self._NAME)
         super().__init__(min_object_covered=min_object_covered,
                          aspect_ratio_range=aspect_ratio_range, area_range=area_range,
                          min_eject_coverage=min_eject_coverage, max_attempts=max_attempts)
         self.min_object_covered = min_object_covered
         self.min_eject_coverage = min_eject_coverage
-        self.max_attempts = max_attempts
-        self.aspect_ratio_range = aspect_ratio_range
-        self.area_range = area_range
-        self.enabled = False
-        if area_range[1] <= 0 or area_range[0] > area_range[1]:
-            warnings.warn(f'Skip DetRandomCropAug due to invalid area_range: {area_range}')
-        elif aspect_ratio_range[0] > aspect_ratio_range[1] or aspect_ratio_range[0] <= 0:
-            warnings.warn('Skip DetRandomCropAug due to invalid aspect_ratio_range: '
-                          f'{aspect_ratio_range}')
-        else:
-            self.enabled = True
+        self._set_ranges(aspect_ratio_range, area_range, max_attempts, area_above=0,
+                         area_problem='invalid area_range')
 
     def __call__(self, src, label):
         crop = self._random_crop_proposal(label, src.shape[0], src.shape[1])
@@ -208,16 +228,7 @@ class DetRandomCropAug(DetAugmenter):
 
     def _random_crop_proposal(self, label, height, width):
         """(x, y, w, h, new label) of an acceptable crop, or () when none was found."""
-        if not self.enabled or height <= 0 or width <= 0:
-            return ()
-        min_area = self.area_range[0] * height * width
-        max_area = self.area_range[1] * height * width
-        for _ in range(self.max_attempts):
-            ratio = random.uniform(*self.aspect_ratio_range)
-            if ratio <= 0:
-                continue
-            h = int(round(sqrt(min_area / ratio)))
-            max_h = int(round(sqrt(max_area / ratio)))
+        for ratio, min_area, max_area, h, max_h in self._attempts(height, width):
             if round(max_h * ratio) > width:
                 # find the largest h that keeps w within the image
                 max_h = int((width + 0.4999999) / ratio)
@@ -246,31 +257,24 @@ class DetRandomCropAug(DetAugmenter):
         return ()
 
 
-class DetRandomPadAug(DetAugmenter):
+class DetRandomPadAug(_RandomBoxAug):
     """A random expansion (zoom out): the image placed at a random position on a canvas of
     ``pad_val`` whose area is ``area_range`` times the image's, of aspect ratio in
     ``aspect_ratio_range``; the boxes follow."""
+    _NAME = 'DetRandomPadAug'           # in messages, whatever the subclass
 
     def __init__(self, aspect_ratio_range=(0.75, 1.33), area_range=(1.0, 3.0), max_attempts=50,
                  pad_val=(128, 128, 128)):
         if not isinstance(pad_val, (list, tuple, *numeric_types)):
             raise MXNetAssertionError('DetRandomPadAug: pad_val must be a number or a tuple')
-        aspect_ratio_range = _as_range(aspect_ratio_range, 'aspect ratio', 'DetRandomPadAug')
-        area_range = _as_range(area_range, 'area range', 'DetRandomPadAug')
+        aspect_ratio_range = _as_range(aspect_ratio_range, 'aspect ratio', self._NAME)
+        area_range = _as_range(area_range, 'area range', self._NAME)
         super().__init__(aspect_ratio_range=aspect_ratio_range, area_range=area_range,
                          max_attempts=max_attempts, pad_val=pad_val)
         self.pad_val = pad_val
-        self.aspect_ratio_range = aspect_ratio_range
-        self.area_range = area_range
-        self.max_attempts = max_attempts
-        self.enabled = False
-        if area_range[1] <= 1.0 or area_range[0] > area_range[1]:
-            warnings.warn(f'Skip DetRandomPadAug due to invalid parameters: {area_range}')
-        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn('Skip DetRandomPadAug due to invalid aspect_ratio_range: '
-                          f'{aspect_ratio_range}')
-        else:
-            self.enabled = True
+        # a pad must enlarge the image
+        self._set_ranges(aspect_ratio_range, area_range, max_attempts, area_above=1.0,
+                         area_problem='invalid parameters')
 
     def __call__(self, src, label):
         height, width, _ = src.shape
@@ -290,16 +294,7 @@ class DetRandomPadAug(DetAugmenter):
 
     def _random_pad_proposal(self, label, height, width):
         """(x, y, w, h, new label) of the canvas, or () when no attempt gave a real pad."""
-        if not self.enabled or height <= 0 or width <= 0:
-            return ()
-        min_area = self.area_range[0] * height * width
-        max_area = self.area_range[1] * height * width
-        for _ in range(self.max_attempts):
-            ratio = random.uniform(*self.aspect_ratio_range)
-            if ratio <= 0:
-                continue
-            h = int(round(sqrt(min_area / ratio)))
-            max_h = int(round(sqrt(max_area / ratio)))
+        for ratio, _, _, h, max_h in self._attempts(height, width):
             if round(h * ratio) < width:
                 h = int((width + 0.499999) / ratio)
             h = max(h, height)
@@ -466,55 +461,33 @@ class ImageDetIter(ImageIter):
                                               (self.batch_size,) + tuple(label_shape))]
             self.label_shape = label_shape
 
-    def _batchify(self, batch_data, batch_label, start=0):
-        i = start
-        try:
-            while i < self.batch_size:
-                label, s = self.next_sample()
-                data = self.imdecode(s)
-                try:
-                    self.check_valid_image([data])
-                    label = self._parse_label(label)
-                    data, label = self.augmentation_transform(data, label)
-                    self._check_valid_label(label)
-                except RuntimeError as err:
-                    logging.debug('Invalid image, skipping:  %s', str(err))
-                    continue
-                batch_data[i] = self.postprocess_data(data)
-                num_object = label.shape[0]
-                batch_label[i][0:num_object] = nd.array(label)
-                if num_object < batch_label[i].shape[0]:
-                    batch_label[i][num_object:] = -1
-                i += 1
-        except StopIteration:
-            if not i:
-                raise
-        return i
+    # ImageIter's _batchify and next, with labels of (objects, object_width) padded with -1
 
-    def next(self):
-        """The next DataBatch (labels padded with -1 to the most objects)."""
-        c, h, w = self.data_shape
-        if self._cache_data is not None:
-            batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
-        else:
-            batch_data = nd.zeros((self.batch_size, c, h, w))
-            batch_label = nd.empty(self.provide_label[0][1])
-            batch_label[:] = -1
-            i = self._batchify(batch_data, batch_label)
-        pad = self.batch_size - i
-        if pad:
-            if self.last_batch_handle == 'discard':
-                raise StopIteration
-            if self.last_batch_handle == 'roll_over' and self._cache_data is None:
-                self._cache_data, self._cache_label, self._cache_idx = \
-                    batch_data, batch_label, i
-                raise StopIteration
-            self._batchify(batch_data, batch_label, i)
-            if self.last_batch_handle == 'pad':
-                self._allow_read = False
-            else:
-                self._cache_data = self._cache_label = self._cache_idx = None
-        return io.DataBatch([batch_data], [batch_label], pad=pad)
+    def _check_sample(self, data, label):
+        self.check_valid_image([data])      # a list, as MXNet passes it here
+        return data, self._parse_label(label)
+
+    def _augmented_sample(self):
+        # a sample is skipped also when the augmenters leave no valid object
+        while True:
+            data, label = self._read_valid_sample()
+            try:
+                data, label = self.augmentation_transform(data, label)
+                self._check_valid_label(label)
+                return data, label
+            except RuntimeError as err:
+                logging.debug('Invalid image, skipping:  %s', str(err))
+
+    def _new_label_batch(self):
+        batch_label = nd.empty(self.provide_label[0][1])
+        batch_label[:] = -1
+        return batch_label
+
+    def _store_label(self, batch_label, i, label):
+        num_object = label.shape[0]
+        batch_label[i][0:num_object] = nd.array(label)
+        if num_object < batch_label[i].shape[0]:
+            batch_label[i][num_object:] = -1
 
     def augmentation_transform(self, data, label):
         """Apply every detection augmenter of ``auglist`` in turn."""
@@ -548,24 +521,14 @@ class ImageDetIter(ImageIter):
             if id2labels is not None or waitKey is not None:
                 warnings.warn('draw_next: cv2 is not installed: class names are not written '
                               'and images are not shown')
-        count = 0
         try:
             while True:
-                label, s = self.next_sample()
-                data = self.imdecode(s)
-                try:
-                    self.check_valid_image([data])
-                    label = self._parse_label(label)
-                except RuntimeError as err:
-                    logging.debug('Invalid image, skipping:  %s', str(err))
-                    continue
-                count += 1
+                data, label = self._read_valid_sample()
                 data, label = self.augmentation_transform(data, label)
                 yield self._draw(data.asnumpy(), label, color, thickness, mean, std, clip,
                                  waitKey, window_name, id2labels, cv2)
         except StopIteration:
-            if not count:
-                return
+            return
 
     @staticmethod
     def _draw(image, label, color, thickness, mean, std, clip, wait_key, window_name,

@@ -321,9 +321,9 @@ def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
 # Augmenters
 # -------------------------------------------------------------------------------------------------
 
-class Augmenter:
-    """The base class of image augmenters: ``aug(src) -> image``; ``dumps()`` is the JSON of
-    ``[class name in lower case, constructor arguments]``."""
+class _AugmenterBase:
+    """What image and detection augmenters share: the constructor arguments, kept for
+    ``dumps()`` (arrays as nested lists, so that they are JSON)."""
 
     def __init__(self, **kwargs):
         self._kwargs = kwargs
@@ -334,15 +334,20 @@ class Augmenter:
                 self._kwargs[key] = value.tolist()
 
     def dumps(self):
-        """The augmenter as a JSON string."""
+        """The augmenter as a JSON string: ``[class name in lower case, arguments]``."""
         return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+
+class Augmenter(_AugmenterBase):
+    """The base class of image augmenters: ``aug(src) -> image``; ``dumps()`` is the JSON of
+    ``[class name in lower case, constructor arguments]``."""
 
     def __call__(self, src):
         raise NotImplementedError('Must override implementation.')
 
 
-class SequentialAug(Augmenter):
-    """Applies the augmenters ``ts`` one after the other."""
+class _AugmenterList(Augmenter):
+    """An augmenter made of the augmenters ``ts``."""
 
     def __init__(self, ts):
         super().__init__()
@@ -351,6 +356,10 @@ class SequentialAug(Augmenter):
     def dumps(self):
         """``[name, [dumps() of each augmenter]]`` (a list, not a string, as MXNet)."""
         return [type(self).__name__.lower(), [t.dumps() for t in self.ts]]
+
+
+class SequentialAug(_AugmenterList):
+    """Applies the augmenters ``ts`` one after the other."""
 
     def __call__(self, src):
         for aug in self.ts:
@@ -358,16 +367,8 @@ class SequentialAug(Augmenter):
         return src
 
 
-class RandomOrderAug(Augmenter):
+class RandomOrderAug(_AugmenterList):
     """Applies the augmenters ``ts`` in a random order (``ts`` is shuffled in place)."""
-
-    def __init__(self, ts):
-        super().__init__()
-        self.ts = ts
-
-    def dumps(self):
-        """``[name, [dumps() of each augmenter]]`` (a list, not a string, as MXNet)."""
-        return [type(self).__name__.lower(), [t.dumps() for t in self.ts]]
 
     def __call__(self, src):
         random.shuffle(self.ts)
@@ -376,38 +377,33 @@ class RandomOrderAug(Augmenter):
         return src
 
 
-class ResizeAug(Augmenter):
-    """Resizes the shorter side to ``size`` (``resize_short``)."""
+class _SizeAug(Augmenter):
+    """An augmenter that brings images to ``size`` with the interpolation ``interp`` (see
+    ``_get_interp_method``)."""
 
     def __init__(self, size, interp=2):
         super().__init__(size=size, interp=interp)
         self.size = size
         self.interp = interp
+
+
+class ResizeAug(_SizeAug):
+    """Resizes the shorter side to ``size`` (``resize_short``)."""
 
     def __call__(self, src):
         return resize_short(src, self.size, self.interp)
 
 
-class ForceResizeAug(Augmenter):
+class ForceResizeAug(_SizeAug):
     """Resizes to ``size`` (w, h), whatever the aspect ratio."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src):
         sizes = (src.shape[0], src.shape[1], self.size[1], self.size[0])
         return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
+class RandomCropAug(_SizeAug):
     """A crop of ``size`` (w, h) at a random position (``random_crop``)."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src):
         return random_crop(src, self.size, self.interp)[0]
@@ -436,13 +432,8 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizeAug):
     """The centred crop of ``size`` (w, h) (``center_crop``)."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src):
         return center_crop(src, self.size, self.interp)[0]
@@ -853,21 +844,43 @@ class ImageIter(io.DataIter):
         header, img = recordio.unpack(record)
         return header.label, img
 
+    def _read_valid_sample(self):
+        """(decoded image, label) of the next sample that ``_check_sample`` accepts; the
+        others are skipped. StopIteration at the end."""
+        while True:
+            label, s = self.next_sample()
+            data = self.imdecode(s)
+            try:
+                return self._check_sample(data, label)
+            except RuntimeError as err:
+                logging.debug('Invalid image, skipping:  %s', str(err))
+
+    def _check_sample(self, data, label):
+        """(image, label) as the augmenters take them; RuntimeError to skip the sample."""
+        self.check_valid_image(data)
+        return data, label
+
+    def _augmented_sample(self):
+        """(augmented image, label) of the next valid sample."""
+        data, label = self._read_valid_sample()
+        return self.augmentation_transform(data), label
+
+    def _new_label_batch(self):
+        """The label array of a new batch (filled in by ``_store_label``)."""
+        return nd.empty(self.provide_label[0][1])
+
+    def _store_label(self, batch_label, i, label):
+        """Write the label of the ``i``-th image of the batch."""
+        batch_label[i] = label
+
     def _batchify(self, batch_data, batch_label, start=0):
         """Fill the batch from position ``start``; the number of images in it."""
         i = start
         try:
             while i < self.batch_size:
-                label, s = self.next_sample()
-                data = self.imdecode(s)
-                try:
-                    self.check_valid_image(data)
-                except RuntimeError as err:
-                    logging.debug('Invalid image, skipping:  %s', str(err))
-                    continue
-                data = self.augmentation_transform(data)
+                data, label = self._augmented_sample()
                 batch_data[i] = self.postprocess_data(data)
-                batch_label[i] = label
+                self._store_label(batch_label, i, label)
                 i += 1
         except StopIteration:
             if not i:
@@ -882,7 +895,7 @@ class ImageIter(io.DataIter):
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
             batch_data = nd.zeros((self.batch_size, c, h, w))
-            batch_label = nd.empty(self.provide_label[0][1])
+            batch_label = self._new_label_batch()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad:

@@ -711,34 +711,21 @@ def _flip(xp, data, axis):
     return xp.ascontiguousarray(xp.flip(data, axis=axis))
 
 
-@register('_image_flip_left_right')
-class _image_flip_left_right:
-    """An image (H, W, C) mirrored left to right; its gradient mirrors the head gradient."""
-    inputs = ('data',)
-    infer_shape = _flip_infer('_image_flip_left_right')
-    inplace = ((0, 0),)
-
+def _fixed_flip(name, axis, what):
     def compute(xp, attrs, data):
-        _image_rank(data.shape, '_image_flip_left_right', batch=False)
-        return _flip(xp, data, 1)
+        _image_rank(data.shape, name, batch=False)
+        return _flip(xp, data, axis)
 
     def gradient(F, attrs, inputs, outputs, ograds):
-        return [F._image_flip_left_right(ograds[0])]
+        return [getattr(F, name)(ograds[0])]      # a flip is its own inverse
+    register(name, inputs=('data',), compute=compute, gradient=gradient,
+             infer_shape=_flip_infer(name), inplace=((0, 0),))(
+        type(name, (), {'__doc__': f'An image (H, W, C) mirrored {what}; its gradient mirrors '
+                                   'the head gradient.'}))
 
 
-@register('_image_flip_top_bottom')
-class _image_flip_top_bottom:
-    """An image (H, W, C) mirrored top to bottom; its gradient mirrors the head gradient."""
-    inputs = ('data',)
-    infer_shape = _flip_infer('_image_flip_top_bottom')
-    inplace = ((0, 0),)
-
-    def compute(xp, attrs, data):
-        _image_rank(data.shape, '_image_flip_top_bottom', batch=False)
-        return _flip(xp, data, 0)
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        return [F._image_flip_top_bottom(ograds[0])]
+_fixed_flip('_image_flip_left_right', 1, 'left to right')
+_fixed_flip('_image_flip_top_bottom', 0, 'top to bottom')
 
 
 def _random_flip(name, axis, what):

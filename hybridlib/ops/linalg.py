@@ -494,6 +494,26 @@ def _extracted_size(n, offset, what):
     return m
 
 
+def _made_matrices(xp, a, n, index):
+    """(..., n, n) zeros with the last axis of ``a`` written at ``index`` (rows, cols): the
+    matrices of makediag and maketrian."""
+    out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+    rows, cols = index
+    out[..., rows, cols] = a
+    return out
+
+
+def _made_shape(a, side, what):
+    """Shapes of makediag and maketrian: (..., k) -> (..., n, n) with n = ``side(k)`` (0 when k
+    is unknown)."""
+    if a is None:
+        return [None], [None]
+    if len(a) < 1:
+        raise ShapeError(f'{what} needs at least one dimension')
+    n = side(a[-1]) if a[-1] else 0
+    return [tuple(a)], [tuple(a[:-1]) + (n, n)]
+
+
 _OFFSET = Int(0, 'offset of the diagonal from the main diagonal (< 0 below, > 0 above)')
 
 
@@ -528,18 +548,10 @@ class _linalg_makediag:
 
     def compute(xp, attrs, a):
         n = a.shape[-1] + abs(attrs.offset)
-        out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
-        rows, cols = _diag_index(xp, n, attrs.offset)
-        out[..., rows, cols] = a
-        return out
+        return _made_matrices(xp, a, n, _diag_index(xp, n, attrs.offset))
 
     def infer_shape(attrs, a):
-        if a is None:
-            return [None], [None]
-        if len(a) < 1:
-            raise ShapeError('makediag needs at least one dimension')
-        n = a[-1] + abs(attrs.offset) if a[-1] else 0
-        return [tuple(a)], [tuple(a[:-1]) + (n, n)]
+        return _made_shape(a, lambda k: k + abs(attrs.offset), 'makediag')
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F._linalg_extractdiag(ograds[0], offset=attrs.offset)]
@@ -601,18 +613,10 @@ class _linalg_maketrian:
 
     def compute(xp, attrs, a):
         n = _triangular_root(a.shape[-1]) + abs(attrs.offset)
-        out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
-        rows, cols = _trian_index(xp, n, attrs.offset, attrs.lower)
-        out[..., rows, cols] = a
-        return out
+        return _made_matrices(xp, a, n, _trian_index(xp, n, attrs.offset, attrs.lower))
 
     def infer_shape(attrs, a):
-        if a is None:
-            return [None], [None]
-        if len(a) < 1:
-            raise ShapeError('maketrian needs at least one dimension')
-        n = _triangular_root(a[-1]) + abs(attrs.offset) if a[-1] else 0
-        return [tuple(a)], [tuple(a[:-1]) + (n, n)]
+        return _made_shape(a, lambda k: _triangular_root(k) + abs(attrs.offset), 'maketrian')
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F._linalg_extracttrian(ograds[0], offset=attrs.offset, lower=attrs.lower)]

@@ -26,32 +26,26 @@ def default_dtype():
     return np.float32
 
 
+# MXNet's tables list these dtypes with tolerance 0: booleans and integers compare exactly
+_EXACT_DTYPES = (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
+
+
+def _tolerance_table(float16, float32, float64):
+    """``{np.dtype: tolerance}``: the given ones of the float dtypes, 0 for the exact ones."""
+    table = {np.dtype(np.float16): float16, np.dtype(np.float32): float32,
+             np.dtype(np.float64): float64}
+    table.update((np.dtype(t), 0) for t in _EXACT_DTYPES)
+    return table
+
+
 def default_rtols():
     """The relative tolerance of comparisons, per dtype (``{np.dtype: float}``)."""
-    return {np.dtype(np.float16): 1e-2,
-            np.dtype(np.float32): 1e-4,
-            np.dtype(np.float64): 1e-5,
-            np.dtype(np.bool_): 0,
-            np.dtype(np.int8): 0,
-            np.dtype(np.uint8): 0,
-            np.dtype(np.int32): 0,
-            np.dtype(np.uint32): 0,
-            np.dtype(np.int64): 0,
-            np.dtype(np.uint64): 0}
+    return _tolerance_table(1e-2, 1e-4, 1e-5)
 
 
 def default_atols():
     """The absolute tolerance of comparisons, per dtype (``{np.dtype: float}``)."""
-    return {np.dtype(np.float16): 1e-1,
-            np.dtype(np.float32): 1e-3,
-            np.dtype(np.float64): 1e-20,
-            np.dtype(np.bool_): 0,
-            np.dtype(np.int8): 0,
-            np.dtype(np.uint8): 0,
-            np.dtype(np.int32): 0,
-            np.dtype(np.uint32): 0,
-            np.dtype(np.int64): 0,
-            np.dtype(np.uint64): 0}
+    return _tolerance_table(1e-1, 1e-3, 1e-20)
 
 
 def default_numeric_eps():

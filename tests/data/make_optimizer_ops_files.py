@@ -12,7 +12,7 @@ Run from the repository root with the oracle's python::
   four steps (fresh gradient arrays each step), with the weights after every step and the
   states at the end.
 
-tests/ops/test_optimizer_ops.py and tests/test_optimizer.py read it.
+tests/ops/test_multi_tensor.py and tests/test_optimizer.py read it.
 """
 import json
 import os

@@ -1,7 +1,9 @@
 """numpy references (float64) of MXNet 1.9.1's optimizer update rules, for the operator and
 optimizer tests. Each ``rule(weight, grad, *states, **attrs)`` returns ``(output, *new
 states)`` and leaves its arguments alone; written from MXNet's kernels and checked against
-MXNet's numbers (``tests/data/optimizer.json``)."""
+MXNet's numbers (``tests/data/optimizer.json``). At the end, the inputs that the operator tests
+(``test_optimizer_ops.py``, ``test_multi_tensor.py``) build: seeded arrays and the arrays of
+the reference files."""
 import numpy as np
 
 
@@ -228,3 +230,15 @@ def multi_lars(lrs, weights_sum_sq, grads_sum_sq, wds, eta, eps, rescale_grad=1.
             w, g = np.sqrt(weights_sum_sq[i]), np.sqrt(grads_sum_sq[i])
             out[i] = lrs[i] * eta * w / (g * rescale_grad + wds[i] * w + eps)
     return out
+
+
+# ---- inputs of the operator tests ----------------------------------------------------------------
+
+def random_array(shape, seed, low=-1.0, high=1.0):
+    """float64 values uniform in [low, high), the same ones for the same seed."""
+    return np.random.default_rng(seed).uniform(low, high, shape)
+
+
+def json_array(t, dtype=None):
+    """An array of a reference file (``{"data": ..., "shape": ..., "dtype": ...}``)."""
+    return np.array(t['data'], dtype=np.float64).reshape(t['shape']).astype(dtype or t['dtype'])

@@ -1,6 +1,6 @@
 """The fused optimizer updates (``hybridlib/ops/optimizer.py``): harness cases against numpy
-references of MXNet's rules, MXNet 1.9.1's numbers for a few steps (optimizer.json) and for the
-multi-tensor updates (optimizer_ops.json), in-place semantics, the Symbol path and errors."""
+references of MXNet's rules, MXNet 1.9.1's numbers for a few steps (optimizer.json), in-place
+semantics, the Symbol path and errors. The multi-tensor updates are ``test_multi_tensor.py``."""
 import json
 import pathlib
 
@@ -12,11 +12,10 @@ from hybridlib import nd, sym
 from hybridlib.base import AttributeParseError, DTypeError, ShapeError
 from hybridlib.ops import registry
 from harness import Case, check_case, positive, uniform
-from optimizer_rules import MULTI_RULES, RULES, multi_lars, multi_sum_sq
+from optimizer_rules import RULES, json_array, random_array
 
 S = (2, 3)
 DATA = pathlib.Path(__file__).parent.parent / 'data' / 'optimizer.json'
-MULTI_DATA = pathlib.Path(__file__).parent.parent / 'data' / 'optimizer_ops.json'
 
 
 def _output(op):
@@ -92,75 +91,6 @@ CASES = [
 ]
 
 
-
-
-# -------------------------------------------------------------------------------------------------
-# Multi-tensor updates: per weight the numbers of the single-weight rules
-# -------------------------------------------------------------------------------------------------
-
-def multi_case(op, inputs, attrs, name=None, stateful=True):
-    rule = MULTI_RULES[op]
-    return Case(op, inputs, attrs, lambda *xs, **kw: rule(*xs, **kw)[0], name=name, grad=False,
-                check_symbol=not stateful)
-
-
-def _groups(*makers):
-    """Inputs of two weights, (2, 3) and (4,): one builder per input of a group."""
-    return [make(shape) for shape in (S, (4,)) for make in makers]
-
-
-def _grad(shape):
-    return uniform(shape, -2, 2)
-
-
-LR_WD = dict(lrs=(0.1, 0.2), wds=(0.05, 0.01), num_weights=2)
-PRELOAD = [np.array([0.1, 0.2]), np.array([0.05, 0.01])]
-CLIP = dict(rescale_grad=0.5, clip_gradient=0.6)
-ADAMW = dict(lrs=(0.1, 0.2), wds=(0.05, 0.01), etas=(0.7, 0.9), beta1=0.8, num_weights=2)
-LAMB = dict(learning_rates=(0.1, 0.2), wds=(0.05, 0.01), step_count=(3, 1), num_tensors=2)
-
-MULTI_CASES = [
-    multi_case('multi_sgd_update', _groups(uniform, _grad), dict(LR_WD, **CLIP), stateful=False),
-    multi_case('multi_sgd_update', [uniform(S), _grad(S)], dict(lrs=(0.2,), wds=(0.1,)),
-               'one', stateful=False),
-    multi_case('multi_sgd_mom_update', _groups(uniform, _grad, uniform),
-               dict(LR_WD, momentum=0.9, **CLIP)),
-    multi_case('multi_mp_sgd_update', _groups(uniform, _grad, uniform), LR_WD),
-    multi_case('multi_mp_sgd_mom_update', _groups(uniform, _grad, uniform, uniform),
-               dict(LR_WD, momentum=0.9, **CLIP)),
-    multi_case('preloaded_multi_sgd_update', _groups(uniform, _grad) + PRELOAD,
-               dict(num_weights=2, **CLIP), stateful=False),
-    multi_case('preloaded_multi_sgd_mom_update', _groups(uniform, _grad, uniform) + PRELOAD,
-               dict(num_weights=2, momentum=0.8)),
-    multi_case('preloaded_multi_mp_sgd_update', _groups(uniform, _grad, uniform) + PRELOAD,
-               dict(num_weights=2, rescale_grad=0.5)),
-    multi_case('preloaded_multi_mp_sgd_mom_update',
-               _groups(uniform, _grad, uniform, uniform) + PRELOAD,
-               dict(num_weights=2, momentum=0.9, **CLIP)),
-    multi_case('_multi_adamw_update', _groups(uniform, _grad, uniform, positive) + [HALF],
-               dict(ADAMW, clip_gradient=0.6)),
-    multi_case('_multi_adamw_update', _groups(uniform, _grad, uniform, positive)
-               + [np.array([np.nan])], ADAMW, 'skip'),
-    multi_case('_multi_mp_adamw_update',
-               _groups(uniform, _grad, uniform, positive, uniform) + [HALF], ADAMW),
-    multi_case('_multi_lamb_update', _groups(uniform, _grad, uniform, positive),
-               dict(LAMB, rescale_grad=0.5, clip_gradient=0.6, beta1=0.8)),
-    multi_case('_multi_lamb_update', _groups(uniform, _grad, uniform, positive),
-               dict(LAMB, lower_bound=0.5, upper_bound=1.0, bias_correction=False), 'bounds'),
-    multi_case('_multi_mp_lamb_update', _groups(uniform, _grad, uniform, positive, uniform),
-               LAMB),
-    Case('multi_sum_sq', [uniform(S), uniform((4,)), uniform((2, 1, 2))], dict(num_arrays=3),
-         multi_sum_sq, grad=False, rtol=1e-6),
-    Case('multi_lars', [np.array([0.1, 0.2, 0.3, 0.4]), np.array([2.0, 0.0, 3.0, 0.5]),
-                        np.array([1.5, 1.0, 0.0, 4.0]), np.array([0.01, 0.02, 0.03, 0.5])],
-         dict(eta=0.5, eps=1e-3, rescale_grad=0.25), multi_lars, grad=False),
-    # no outputs: a Symbol of it has nothing to evaluate (MXNet 1.9.1 crashes composing one)
-    Case('reset_arrays', [uniform(S), uniform((3,))], dict(num_arrays=2), lambda *xs, **kw: [],
-         grad=False, check_symbol=False),
-]
-CASES += MULTI_CASES
-
-
 @pytest.mark.parametrize('case', CASES, ids=repr)
 def test_optimizer_ops(case):
     check_case(case)
@@ -170,10 +100,6 @@ def test_optimizer_ops(case):
 # MXNet 1.9.1's numbers (tests/data/make_optimizer_files.py)
 # -------------------------------------------------------------------------------------------------
 
-def _array(t, dtype=None):
-    return np.array(t['data'], dtype=np.float64).reshape(t['shape']).astype(dtype or t['dtype'])
-
-
 def _oracle_ops():
     return json.loads(DATA.read_text())['ops']
 
@@ -181,14 +107,14 @@ def _oracle_ops():
 @pytest.mark.parametrize('entry', _oracle_ops(), ids=lambda e: e['op'])
 def test_against_mxnet(entry):
     dtype = entry['weight']['dtype']
-    weight = nd.array(_array(entry['weight']), dtype=dtype)
-    states = [nd.array(_array(s), dtype=s['dtype']) for s in entry['states']]
-    master = nd.array(_array(entry['master'])) if entry['master'] else None
+    weight = nd.array(json_array(entry['weight']), dtype=dtype)
+    states = [nd.array(json_array(s), dtype=s['dtype']) for s in entry['states']]
+    master = nd.array(json_array(entry['master'])) if entry['master'] else None
     scalars = [nd.array([v]) for v in entry['scalars']]
     fn = getattr(nd.op, entry['op'])
     for k, g in enumerate(entry['grads']):
         attrs = dict(entry['attrs'], **(entry['per_step'][k] if entry['per_step'] else {}))
-        args = [weight, nd.array(_array(g), dtype=g['dtype'])] + states
+        args = [weight, nd.array(json_array(g), dtype=g['dtype'])] + states
         if entry['master_last']:
             args += scalars + [master]
         else:
@@ -197,56 +123,19 @@ def test_against_mxnet(entry):
         weight[:] = out.astype(dtype)
     tol = dict(rtol=2e-3, atol=1e-3) if dtype == 'float16' else dict(rtol=2e-4, atol=1e-6)
     assert out.dtype == np.dtype(entry['output']['dtype'])
-    np.testing.assert_allclose(out.asnumpy(), _array(entry['output']), **tol)
+    np.testing.assert_allclose(out.asnumpy(), json_array(entry['output']), **tol)
     for s, expected in zip(states, entry['final_states']):
-        np.testing.assert_allclose(s.asnumpy(), _array(expected), rtol=2e-4, atol=1e-6)
+        np.testing.assert_allclose(s.asnumpy(), json_array(expected), rtol=2e-4, atol=1e-6)
     if master is not None and entry['op'] != 'mp_lamb_update_phase2':
         # (MXNet's mp_lamb_update_phase2 does not update the master copy: a bug)
-        np.testing.assert_allclose(master.asnumpy(), _array(entry['final_master']),
+        np.testing.assert_allclose(master.asnumpy(), json_array(entry['final_master']),
                                    rtol=2e-4, atol=1e-6)
-
-
-@pytest.mark.parametrize('entry', json.loads(MULTI_DATA.read_text())['ops'],
-                         ids=lambda e: e['name'])
-def test_multi_tensor_against_mxnet(entry):
-    """One call on MXNet's inputs: the outputs, and every input after the call (the states
-    updated in place, the rest unchanged)."""
-    arrays = [nd.array(_array(t), dtype=t['dtype']) for t in entry['inputs']]
-    result = getattr(nd.op, entry['op'])(*arrays, **entry['attrs'])
-    outputs = result if isinstance(result, list) else [result]
-    assert len(outputs) == len(entry['outputs'])
-    # MXNet rounds float16 squares to float16 before summing (multi_sum_sq) and takes the
-    # LAMB trust ratio from the float16 weights' norm; here both are exact
-    loose = entry['name'] in ('sum_sq_float16', 'multi_mp_lamb')
-    for out, expected in zip(outputs, entry['outputs']):
-        assert out.dtype == np.dtype(expected['dtype'])
-        f16 = expected['dtype'] == 'float16'
-        np.testing.assert_allclose(out.asnumpy(), _array(expected),
-                                   rtol=1e-3 if f16 or loose else 2e-6, atol=1e-6)
-    for k, (a, expected) in enumerate(zip(arrays, entry['after'])):
-        np.testing.assert_allclose(a.asnumpy(), _array(expected), rtol=1e-4 if loose else 2e-6,
-                                   atol=1e-6, err_msg=f'input {k} after the call')
-
-
-def test_multi_tensor_updates_write_out():
-    w = [nd.array(_random(S, 1)), nd.array(_random((4,), 2))]
-    g = [nd.array(_random(S, 3)), nd.array(_random((4,), 4))]
-    m = [nd.zeros(S), nd.zeros(4)]
-    expected, moms = MULTI_RULES['multi_sgd_mom_update'](
-        *[x.asnumpy() for x in (w[0], g[0], m[0], w[1], g[1], m[1])], **LR_WD, momentum=0.9)
-    result = nd.multi_sgd_mom_update(w[0], g[0], m[0], w[1], g[1], m[1], out=w, momentum=0.9,
-                                     **LR_WD)
-    assert result is w
-    for a, e in zip(w, expected):
-        np.testing.assert_allclose(a.asnumpy(), e, rtol=1e-6)
-    for a, (e,) in zip(m, moms):
-        np.testing.assert_allclose(a.asnumpy(), e, rtol=1e-6)
 
 
 def test_contrib_wrappers():
     """MXNet's Python functions around the AdamW and LAMB operators: lists of arrays, and
     rescale_grad as a number."""
-    w, g = _random(S, 1), _random(S, 2)
+    w, g = random_array(S, 1), random_array(S, 2)
     mean, var = np.zeros(S), np.full(S, 0.1)
     expected = RULES['_adamw_update'](w, g, mean, var, 0.5, lr=0.1, eta=0.7, wd=0.05)
     m, v = nd.array(mean), nd.array(var)
@@ -260,8 +149,8 @@ def test_contrib_wrappers():
                                            lrs=[0.1], wds=[0.05], etas=[0.7])
     np.testing.assert_allclose(masters[0].asnumpy(), expected[0], rtol=1e-3, atol=1e-3)
     assert out[0].dtype == np.float16
-    weights = [nd.array(w), nd.array(_random((4,), 3))]
-    out = nd.contrib.multi_lamb_update(weights, [nd.array(g), nd.array(_random((4,), 4))],
+    weights = [nd.array(w), nd.array(random_array((4,), 3))]
+    out = nd.contrib.multi_lamb_update(weights, [nd.array(g), nd.array(random_array((4,), 4))],
                                        [nd.zeros(S), nd.zeros(4)], [nd.zeros(S), nd.zeros(4)],
                                        step_count=[1, 2], lrs=[0.1, 0.2], wds=[0.0, 0.1],
                                        out=weights)
@@ -272,57 +161,12 @@ def test_contrib_wrappers():
     assert s.list_arguments() == ['w', 'g'] and s.list_auxiliary_states() == ['m', 'v']
 
 
-def test_multi_tensor_symbols():
-    # MXNet's input names; the states and master copies are auxiliary (updated in place)
-    s = sym.multi_mp_sgd_mom_update(lrs=(0.1, 0.1), wds=(0, 0), num_weights=2, name='u')
-    assert s.list_arguments() == ['u_weight_0', 'u_grad_0', 'u_weight_1', 'u_grad_1']
-    assert s.list_auxiliary_states() == ['u_mom_0', 'u_weight32_0', 'u_mom_1', 'u_weight32_1']
-    assert s.list_outputs() == ['u_output0', 'u_output1']
-    s = sym.preloaded_multi_sgd_update(num_weights=2, name='p')
-    assert s.list_arguments()[-2:] == ['p_lrs', 'p_wds']
-    w, g, m = (nd.array(_random(S, k)) for k in (1, 2, 3))
-    s = sym.multi_sgd_mom_update(sym.var('w'), sym.var('g'), sym.var('m'), lrs=(0.1,),
-                                 wds=(0.0,), momentum=0.9, num_weights=1)
-    again = sym.fromjson(s.tojson())
-    assert again.tojson() == s.tojson()
-    momentum = m.copy()
-    out = again.eval(w=w, g=g, m=momentum)[0]
-    expected, (mom,) = MULTI_RULES['multi_sgd_mom_update'](
-        w.asnumpy(), g.asnumpy(), m.asnumpy(), lrs=(0.1,), wds=(0.0,), momentum=0.9,
-        num_weights=1)
-    np.testing.assert_allclose(out.asnumpy(), expected[0], rtol=1e-6)
-    np.testing.assert_allclose(momentum.asnumpy(), mom[0], rtol=1e-6)
-
-
-def test_multi_tensor_errors():
-    w = nd.zeros(S)
-    with pytest.raises(ShapeError, match='num_weights=2 takes 4 inputs.*got 2'):
-        nd.multi_sgd_update(w, w, lrs=(0.1, 0.1), wds=(0, 0), num_weights=2)
-    with pytest.raises(AttributeParseError, match='lrs has 2 values for num_weights=1'):
-        nd.multi_sgd_update(w, w, lrs=(0.1, 0.1), wds=(0,))
-    with pytest.raises(ShapeError, match='grad_1 must have the shape of weight_1'):
-        nd.multi_sgd_update(w, w, w, nd.zeros(3), lrs=(0.1, 0.1), wds=(0, 0), num_weights=2)
-    with pytest.raises(DTypeError, match='multi_sgd_update'):
-        nd.multi_sgd_update(w, w, nd.zeros(3, dtype='float64'), nd.zeros(3, dtype='float64'),
-                            lrs=(0.1, 0.1), wds=(0, 0), num_weights=2)
-    with pytest.raises(ShapeError, match=r'lrs must have shape \(2,\)'):
-        nd.preloaded_multi_sgd_update(w, w, w, w, nd.zeros(3), nd.zeros(2), num_weights=2)
-    with pytest.raises(ShapeError, match='multi_lars.*1-d'):
-        nd.multi_lars(w, w, w, w, eta=1.0, eps=0.0)
-    with pytest.raises(DTypeError, match='multi_sum_sq'):
-        nd.multi_sum_sq(w, nd.zeros(2, dtype='float16'))
-
-
 # -------------------------------------------------------------------------------------------------
 # In-place semantics
 # -------------------------------------------------------------------------------------------------
 
-def _random(shape, seed, low=-1.0, high=1.0):
-    return np.random.default_rng(seed).uniform(low, high, shape)
-
-
 def test_weight_is_written_through_out_only():
-    w0, g, m0 = _random(S, 1), _random(S, 2), _random(S, 3)
+    w0, g, m0 = random_array(S, 1), random_array(S, 2), random_array(S, 3)
     w, m = nd.array(w0), nd.array(m0)
     out = nd.sgd_mom_update(w, nd.array(g), m, lr=0.1, momentum=0.9)
     expected, mom = RULES['sgd_mom_update'](w0, g, m0, lr=0.1, momentum=0.9)
@@ -337,7 +181,7 @@ def test_weight_is_written_through_out_only():
 @pytest.mark.parametrize('op', ['nag_mom_update', 'mp_nag_mom_update'])
 def test_nag_momentum_does_not_depend_on_aliasing(op):
     # MXNet computes the momentum from the new weight when out aliases weight; not here
-    w0, g, m0 = _random(S, 1), _random(S, 2), _random(S, 3)
+    w0, g, m0 = random_array(S, 1), random_array(S, 2), random_array(S, 3)
     attrs = dict(lr=0.1, momentum=0.9, wd=0.3)
     extra = [nd.array(w0)] if op.startswith('mp') else []
     m1 = nd.array(m0)
@@ -352,7 +196,7 @@ def test_nag_momentum_does_not_depend_on_aliasing(op):
 
 
 def test_multi_precision_float16():
-    w0, g = _random(S, 1), _random(S, 2, -2, 2)
+    w0, g = random_array(S, 1), random_array(S, 2, -2, 2)
     w16 = nd.array(w0, dtype='float16')
     g16 = nd.array(g, dtype='float16')
     mom, w32 = nd.zeros(S), nd.array(w16.asnumpy(), dtype='float32')
@@ -427,7 +271,7 @@ def test_symbol_lists_states_as_auxiliary():
 
 
 def test_symbol_eval_and_json():
-    w0, g, m0 = _random(S, 1), _random(S, 2), _random(S, 3)
+    w0, g, m0 = random_array(S, 1), random_array(S, 2), random_array(S, 3)
     s = sym.sgd_mom_update(sym.var('w'), sym.var('g'), sym.var('m'), lr=0.1, momentum=0.9)
     again = sym.fromjson(s.tojson())
     assert again.tojson() == s.tojson()
@@ -445,7 +289,7 @@ def test_symbol_eval_and_json():
 
 
 def test_no_gradient():
-    w, g = nd.array(_random(S, 1)), nd.array(_random(S, 2))
+    w, g = nd.array(random_array(S, 1)), nd.array(random_array(S, 2))
     w.attach_grad()
     with mx.autograd.record():
         out = nd.sgd_update(w, g, lr=0.1)

@@ -117,6 +117,29 @@ class _DeformableConv(HybridBlock):
         return out
 
 
+def _public_layer(op_name):
+    """Class decorator of the two layers: MXNet's ``__init__``, the same for both but for the
+    default of ``op_name`` (kept as ``_op_name``; the class picks the operator)."""
+    def decorate(cls):
+        def __init__(self, channels, kernel_size=(1, 1), strides=(1, 1), padding=(0, 0),
+                     dilation=(1, 1), groups=1, num_deformable_group=1, layout='NCHW',
+                     use_bias=True, in_channels=0, activation=None, weight_initializer=None,
+                     bias_initializer='zeros', offset_weight_initializer='zeros',
+                     offset_bias_initializer='zeros', offset_use_bias=True,
+                     op_name=op_name, adj=None, prefix=None, params=None):
+            super(cls, self).__init__(
+                channels, kernel_size, strides, padding, dilation, groups, num_deformable_group,
+                layout, use_bias, in_channels, activation, weight_initializer, bias_initializer,
+                offset_weight_initializer, offset_bias_initializer, offset_use_bias, op_name,
+                adj, prefix, params)
+
+        __init__.__qualname__ = f'{cls.__qualname__}.__init__'
+        cls.__init__ = __init__
+        return cls
+    return decorate
+
+
+@_public_layer(op_name='DeformableConvolution')
 class DeformableConvolution(_DeformableConv):
     """2-D deformable convolution (Deformable ConvNets v1): a convolution whose taps move by
     offsets that a second, ordinary convolution computes from the input.
@@ -153,17 +176,6 @@ class DeformableConvolution(_DeformableConv):
     Shapes: ``(N, in_channels, H, W)`` -> ``(N, channels, H', W')``, H' and W' as Conv2D's.
     """
 
-    def __init__(self, channels, kernel_size=(1, 1), strides=(1, 1), padding=(0, 0),
-                 dilation=(1, 1), groups=1, num_deformable_group=1, layout='NCHW',
-                 use_bias=True, in_channels=0, activation=None, weight_initializer=None,
-                 bias_initializer='zeros', offset_weight_initializer='zeros',
-                 offset_bias_initializer='zeros', offset_use_bias=True,
-                 op_name='DeformableConvolution', adj=None, prefix=None, params=None):
-        super().__init__(channels, kernel_size, strides, padding, dilation, groups,
-                         num_deformable_group, layout, use_bias, in_channels, activation,
-                         weight_initializer, bias_initializer, offset_weight_initializer,
-                         offset_bias_initializer, offset_use_bias, op_name, adj, prefix, params)
-
     def _alias(self):
         return 'deformable_conv'
 
@@ -185,6 +197,7 @@ class DeformableConvolution(_DeformableConv):
         return (s + ')').format(mapping=f'{shape[1] if shape[1] else None} -> {shape[0]}')
 
 
+@_public_layer(op_name='ModulatedDeformableConvolution')
 class ModulatedDeformableConvolution(_DeformableConv):
     """2-D modulated deformable convolution (Deformable ConvNets v2): DeformableConvolution
     whose offset convolution also gives a mask per tap (``2 * sigmoid`` of its last
@@ -198,18 +211,6 @@ class ModulatedDeformableConvolution(_DeformableConv):
     Shapes: ``(N, in_channels, H, W)`` -> ``(N, channels, H', W')``, H' and W' as Conv2D's.
     """
     _modulated = True
-
-    def __init__(self, channels, kernel_size=(1, 1), strides=(1, 1), padding=(0, 0),
-                 dilation=(1, 1), groups=1, num_deformable_group=1, layout='NCHW',
-                 use_bias=True, in_channels=0, activation=None, weight_initializer=None,
-                 bias_initializer='zeros', offset_weight_initializer='zeros',
-                 offset_bias_initializer='zeros', offset_use_bias=True,
-                 op_name='ModulatedDeformableConvolution', adj=None, prefix=None,
-                 params=None):
-        super().__init__(channels, kernel_size, strides, padding, dilation, groups,
-                         num_deformable_group, layout, use_bias, in_channels, activation,
-                         weight_initializer, bias_initializer, offset_weight_initializer,
-                         offset_bias_initializer, offset_use_bias, op_name, adj, prefix, params)
 
     def _alias(self):
         return 'modulated_deformable_conv'

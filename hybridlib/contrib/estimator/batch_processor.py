@@ -23,28 +23,6 @@ class BatchProcessor:
         label = split_and_load(batch[1], ctx_list=ctx, batch_axis=batch_axis)
         return data, label
 
-    def evaluate_batch(self, estimator, val_batch, batch_axis=0):
-        """Predict and compute the loss of a validation batch with ``estimator.val_net`` and
-        ``estimator.val_loss``.
-
-        Parameters
-        ----------
-        estimator : Estimator
-        val_batch : tuple
-            ``(data, label)`` from the validation DataLoader.
-        batch_axis : int, default 0
-            The axis split over the contexts.
-
-        Returns
-        -------
-        data, label, pred, loss : list of NDArray
-            One entry per context.
-        """
-        data, label = self._get_data_and_label(val_batch, estimator.context, batch_axis)
-        pred = [estimator.val_net(x) for x in data]
-        loss = [estimator.val_loss(y_hat, y) for y_hat, y in zip(pred, label)]
-        return data, label, pred, loss
-
     def fit_batch(self, estimator, train_batch, batch_axis=0):
         """Predict, compute the loss and back-propagate a training batch with
         ``estimator.net`` and ``estimator.loss`` (the update is ``GradientUpdateHandler``'s).
@@ -68,4 +46,13 @@ class BatchProcessor:
             loss = [estimator.loss(y_hat, y) for y_hat, y in zip(pred, label)]
         for l in loss:
             l.backward()
+        return data, label, pred, loss
+
+    def evaluate_batch(self, estimator, val_batch, batch_axis=0):
+        """Predict and compute the loss of a validation batch with ``estimator.val_net`` and
+        ``estimator.val_loss``: ``fit_batch`` without recording and back-propagation, with
+        its parameters (``val_batch`` from the validation DataLoader) and results."""
+        data, label = self._get_data_and_label(val_batch, estimator.context, batch_axis)
+        pred = [estimator.val_net(x) for x in data]
+        loss = [estimator.val_loss(y_hat, y) for y_hat, y in zip(pred, label)]
         return data, label, pred, loss

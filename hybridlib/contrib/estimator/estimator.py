@@ -302,17 +302,8 @@ class Estimator:
                                                             eval_fn=self.evaluate))
         if missing(LoggingHandler):
             added_default_handlers.append(LoggingHandler(metrics=self.train_metrics))
-
-        # the user's handlers beside default ones must use the estimator's metrics (the
-        # ones the default handlers update)
-        mixing_handlers = event_handlers and added_default_handlers
-        event_handlers.extend(added_default_handlers)
-        if mixing_handlers:
-            known_metrics = set(self.train_metrics + self.val_metrics)
-            for handler in event_handlers:
-                _check_handler_metric_ref(handler, known_metrics)
-        event_handlers.sort(key=lambda handler: getattr(handler, 'priority', 0))
-        return event_handlers
+        return self._add_default_handlers(event_handlers, added_default_handlers,
+                                          self.train_metrics + self.val_metrics)
 
     def _prepare_default_validation_handlers(self, event_handlers):
         event_handlers = _check_event_handlers(event_handlers)
@@ -321,11 +312,18 @@ class Estimator:
             added_default_handlers.append(MetricHandler(metrics=self.val_metrics))
         if not any(isinstance(handler, LoggingHandler) for handler in event_handlers):
             added_default_handlers.append(LoggingHandler(metrics=self.val_metrics))
+        return self._add_default_handlers(event_handlers, added_default_handlers,
+                                          self.val_metrics)
 
+    @staticmethod
+    def _add_default_handlers(event_handlers, added_default_handlers, known_metrics):
+        """``event_handlers`` (the caller's list, extended in place) with the default ones
+        added, sorted by priority. The user's handlers beside default ones must use
+        ``known_metrics`` (the estimator's metrics, which the default handlers update)."""
         mixing_handlers = event_handlers and added_default_handlers
         event_handlers.extend(added_default_handlers)
         if mixing_handlers:
-            known_metrics = set(self.val_metrics)
+            known_metrics = set(known_metrics)
             for handler in event_handlers:
                 _check_handler_metric_ref(handler, known_metrics)
         event_handlers.sort(key=lambda handler: getattr(handler, 'priority', 0))

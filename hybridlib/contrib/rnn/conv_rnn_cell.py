@@ -25,10 +25,11 @@ def _get_conv_out_size(dimensions, kernels, paddings, dilations):
 
 
 class _BaseConvRNNCell(HybridRecurrentCell):
-    """The weights, shapes and two convolutions shared by the convolutional cells.
+    """The weights, shapes, two convolutions and step shared by the convolutional cells.
 
-    Subclasses name their gates (``_gate_names``), their states (``state_info``) and the step
-    (``hybrid_forward``).
+    Subclasses give their kind (``_kind``: 'RNN', 'LSTM' or 'GRU'), gates (``_gate_names``,
+    in their order in the weights), number of states (``_num_states``) and the update of the
+    states from the two convolutions (``_step``).
     """
 
     def __init__(self, input_shape, hidden_channels,
@@ -109,6 +110,9 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         mapping = f'{in_channels if in_channels else None} -> {shape[0]}'
         return f'{type(self).__name__}({mapping}, {self._activation}, {self._conv_layout})'
 
+    def _alias(self):
+        return 'conv_' + self._kind.lower()
+
     @property
     def _num_gates(self):
         return len(self._gate_names)
@@ -130,35 +134,28 @@ class _BaseConvRNNCell(HybridRecurrentCell):
                             name=prefix + 'h2h')
         return i2h, h2h
 
-    def hybrid_forward(self, F, inputs, states):
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        prefix = f't{self._counter}_'
+        i2h, h2h = self._conv_forward(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
+                                      h2h_bias, prefix)
+        return self._step(F, i2h, h2h, states, prefix)
+
+    def _step(self, F, i2h, h2h, states, prefix):
+        """``(output, next_states)`` from the two convolutions (all gates stacked on the
+        channel axis) and the previous states; symbol names start with ``prefix``."""
         raise NotImplementedError('_BaseConvRNNCell is abstract class for convolutional RNN')
 
 
 class _ConvRNNCell(_BaseConvRNNCell):
     """``h_t = act(W_i * x_t + R_i * h_(t-1) + b_i)``."""
+    _kind = 'RNN'
     _num_states = 1
-
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
-                 i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer,
-                 dims, conv_layout, activation, prefix, params):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, dims, conv_layout,
-                         activation, prefix=prefix, params=params)
-
-    def _alias(self):
-        return 'conv_rnn'
 
     @property
     def _gate_names(self):
         return ('',)
 
-    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        prefix = f't{self._counter}_'
-        i2h, h2h = self._conv_forward(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
-                                      h2h_bias, prefix)
+    def _step(self, F, i2h, h2h, states, prefix):
         output = self._get_activation(F, i2h + h2h, self._activation, name=prefix + 'out')
         return output, [output]
 
@@ -166,29 +163,14 @@ class _ConvRNNCell(_BaseConvRNNCell):
 class _ConvLSTMCell(_BaseConvRNNCell):
     """The LSTM gates i, f, c, o (in this order in the weights) from convolutions; the
     activation replaces tanh (of the candidate and of the new cell state)."""
+    _kind = 'LSTM'
     _num_states = 2
-
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
-                 i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer,
-                 dims, conv_layout, activation, prefix, params):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, dims, conv_layout,
-                         activation, prefix=prefix, params=params)
-
-    def _alias(self):
-        return 'conv_lstm'
 
     @property
     def _gate_names(self):
         return ['_i', '_f', '_c', '_o']
 
-    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        prefix = f't{self._counter}_'
-        i2h, h2h = self._conv_forward(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
-                                      h2h_bias, prefix)
+    def _step(self, F, i2h, h2h, states, prefix):
         gates = i2h + h2h
         slice_gates = F.SliceChannel(gates, num_outputs=4, name=prefix + 'slice',
                                      axis=self._channel_axis)
@@ -208,29 +190,14 @@ class _ConvGRUCell(_BaseConvRNNCell):
     """The GRU gates r, z and the candidate n (in this order in the weights) from
     convolutions, the reset gate applied after the recurrent convolution; the activation
     replaces tanh of the candidate."""
+    _kind = 'GRU'
     _num_states = 1
-
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel, i2h_pad, i2h_dilate, h2h_dilate,
-                 i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer,
-                 dims, conv_layout, activation, prefix, params):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, dims, conv_layout,
-                         activation, prefix=prefix, params=params)
-
-    def _alias(self):
-        return 'conv_gru'
 
     @property
     def _gate_names(self):
         return ['_r', '_z', '_o']
 
-    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        prefix = f't{self._counter}_'
-        i2h, h2h = self._conv_forward(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
-                                      h2h_bias, prefix)
+    def _step(self, F, i2h, h2h, states, prefix):
         i2h_r, i2h_z, i2h = F.SliceChannel(i2h, num_outputs=3, name=prefix + 'i2h_slice',
                                            axis=self._channel_axis)
         h2h_r, h2h_z, h2h = F.SliceChannel(h2h, num_outputs=3, name=prefix + 'h2h_slice',
@@ -317,167 +284,80 @@ _DOC = """
 """
 
 
-def _document(cls, kind, dims):
+def _public_cell(dims):
+    """Class decorator of the public cells over ``dims`` spatial dimensions: MXNet's
+    ``__init__``, whose defaults of ``i2h_pad``, the dilations and ``conv_layout`` depend on
+    ``dims``, and the documentation of the cell's parameters after its first line."""
+    zeros, ones = (0,) * dims, (1,) * dims
     layout, last, example = _LAYOUTS[dims]
-    note = "\n        (which MXNet's Convolution refuses)" if dims == 1 else ''
-    cls.__doc__ += _DOC.format(math=_MATH[kind], example=example, layout=layout, last=last,
-                               note=note, zeros=(0,) * dims, ones=(1,) * dims,
-                               alias=kind.lower(), states=_STATES[kind])
+
+    def decorate(cls):
+        def __init__(self, input_shape, hidden_channels,
+                     i2h_kernel, h2h_kernel,
+                     i2h_pad=zeros, i2h_dilate=ones, h2h_dilate=ones,
+                     i2h_weight_initializer=None, h2h_weight_initializer=None,
+                     i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
+                     conv_layout=layout, activation='tanh',
+                     prefix=None, params=None):
+            super(cls, self).__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel,
+                                      i2h_pad, i2h_dilate, h2h_dilate, i2h_weight_initializer,
+                                      h2h_weight_initializer, i2h_bias_initializer,
+                                      h2h_bias_initializer, dims, conv_layout, activation,
+                                      prefix, params)
+
+        __init__.__qualname__ = f'{cls.__qualname__}.__init__'
+        cls.__init__ = __init__
+        note = "\n        (which MXNet's Convolution refuses)" if dims == 1 else ''
+        cls.__doc__ += _DOC.format(math=_MATH[cls._kind], example=example, layout=layout,
+                                   last=last, note=note, zeros=zeros, ones=ones,
+                                   alias=cls._kind.lower(), states=_STATES[cls._kind])
+        return cls
+    return decorate
 
 
+@_public_cell(dims=1)
 class Conv1DRNNCell(_ConvRNNCell):
     """1D convolutional RNN cell."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0,), i2h_dilate=(1,), h2h_dilate=(1,),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 1, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=2)
 class Conv2DRNNCell(_ConvRNNCell):
     """2D convolutional RNN cell."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0, 0), i2h_dilate=(1, 1), h2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCHW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 2, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=3)
 class Conv3DRNNCell(_ConvRNNCell):
     """3D convolutional RNN cell."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0, 0, 0), i2h_dilate=(1, 1, 1), h2h_dilate=(1, 1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCDHW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 3, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=1)
 class Conv1DLSTMCell(_ConvLSTMCell):
     """1D convolutional LSTM cell (Shi et al., "Convolutional LSTM Network: A Machine
     Learning Approach for Precipitation Nowcasting", NIPS 2015)."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0,), i2h_dilate=(1,), h2h_dilate=(1,),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 1, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=2)
 class Conv2DLSTMCell(_ConvLSTMCell):
     """2D convolutional LSTM cell (Shi et al., "Convolutional LSTM Network: A Machine
     Learning Approach for Precipitation Nowcasting", NIPS 2015)."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0, 0), i2h_dilate=(1, 1), h2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCHW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 2, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=3)
 class Conv3DLSTMCell(_ConvLSTMCell):
     """3D convolutional LSTM cell (Shi et al., "Convolutional LSTM Network: A Machine
     Learning Approach for Precipitation Nowcasting", NIPS 2015)."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0, 0, 0), i2h_dilate=(1, 1, 1), h2h_dilate=(1, 1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCDHW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 3, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=1)
 class Conv1DGRUCell(_ConvGRUCell):
     """1D convolutional gated recurrent unit (GRU) cell."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0,),
-                 i2h_dilate=(1,), h2h_dilate=(1,),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 1, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=2)
 class Conv2DGRUCell(_ConvGRUCell):
     """2D convolutional gated recurrent unit (GRU) cell."""
 
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0, 0),
-                 i2h_dilate=(1, 1), h2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCHW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 2, conv_layout,
-                         activation, prefix, params)
 
-
+@_public_cell(dims=3)
 class Conv3DGRUCell(_ConvGRUCell):
     """3D convolutional gated recurrent unit (GRU) cell."""
-
-    def __init__(self, input_shape, hidden_channels,
-                 i2h_kernel, h2h_kernel,
-                 i2h_pad=(0, 0, 0),
-                 i2h_dilate=(1, 1, 1), h2h_dilate=(1, 1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 conv_layout='NCDHW', activation='tanh',
-                 prefix=None, params=None):
-        super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
-                         i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, 3, conv_layout,
-                         activation, prefix, params)
-
-
-for _kind, _cells in (('RNN', (Conv1DRNNCell, Conv2DRNNCell, Conv3DRNNCell)),
-                      ('LSTM', (Conv1DLSTMCell, Conv2DLSTMCell, Conv3DLSTMCell)),
-                      ('GRU', (Conv1DGRUCell, Conv2DGRUCell, Conv3DGRUCell))):
-    for _dims, _cell in enumerate(_cells, 1):
-        _document(_cell, _kind, _dims)
-del _kind, _cells, _dims, _cell
