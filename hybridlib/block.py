@@ -933,6 +933,14 @@ class HybridBlock(Block):
             raise RuntimeError('Please first call block.hybridize() and then run forward with '
                                'this block at least once before calling export.')
         graph = self._cached_graph[1]
+        trace = self._last_call
+        if trace is not None and trace.output is graph and trace.shape_dependent:
+            shapes = [sym_module.hint_shape(s._outputs[0]) for s in trace.inputs]
+            warnings.warn(
+                f'{self.name}: hybrid_forward read input shapes (x.shape) when it was traced, so '
+                f'the exported graph holds the shapes of that call, {shapes}: it is right for '
+                'inputs of those shapes only. Shape-free operators (reshape with 0 and -1, '
+                'the *_like operators) export a graph for any shape.', stacklevel=2)
         sym_file = f'{path}-symbol.json'
         graph.save(sym_file, remove_amp_cast=remove_amp_cast)
         arg_names = set(graph.list_arguments())

@@ -9,16 +9,15 @@ Nothing changes until the alias is asked for, and a real MXNet installed beside 
 left alone unless it is shadowed this way. ``python -m hybridlib SCRIPT.py`` runs a script with
 the alias installed (``__main__.py``).
 
-MXNet 1.9.1 needs numpy < 1.24, so the code written for it uses numpy names that numpy 2 has
-removed (``np.float``, ``np.Inf``, ``np.float_``: GluonCV's anchors and COCO metric, for
-example). The alias also gives those names back, as the objects numpy 1.x had under them,
-unless ``numpy_compat=False``; names numpy 2 still has are never touched.
+MXNet 1.9.1 needs numpy < 1.24, and code written for it relies on numpy 1.x: names numpy 2 has
+removed (``np.float``, ``np.Inf``: GluonCV's anchors and COCO metric) and one-element arrays as
+numbers (``'loss %f' % l.mean().asnumpy()``, in Dive into Deep Learning). The alias turns that
+back on (``numpy_compat.py``) unless ``numpy_compat=False``.
 """
 import importlib
 import sys
 
-import numpy as np
-
+from . import numpy_compat as _numpy1
 from .layout import AliasFinder
 
 __all__ = ['install_mxnet_alias', 'uninstall_mxnet_alias', 'mxnet_alias_installed']
@@ -36,26 +35,6 @@ def _target(fullname):
 
 _FINDER = AliasFinder(_target)
 
-# numpy 1.x names removed by numpy 1.24 and 2.0, with what they were
-NUMPY1_NAMES = {
-    'float': float, 'int': int, 'object': object, 'str': str, 'complex': complex,
-    'unicode': str, 'Inf': np.inf, 'Infinity': np.inf, 'infty': np.inf, 'NaN': np.nan,
-    'NAN': np.nan, 'PINF': np.inf, 'NINF': -np.inf, 'PZERO': 0.0, 'NZERO': -0.0,
-    'float_': np.float64, 'complex_': np.complex128, 'int0': np.intp, 'uint0': np.uintp,
-    'bool8': np.bool_, 'object0': np.object_, 'str0': np.str_, 'bytes0': np.bytes_,
-    'void0': np.void, 'string_': np.bytes_, 'unicode_': np.str_, 'cfloat': np.complex128,
-    'singlecomplex': np.complex64, 'longfloat': np.longdouble, 'clongfloat': np.clongdouble,
-    'longcomplex': np.clongdouble, 'round_': np.round, 'product': np.prod,
-    'cumproduct': np.cumprod, 'sometrue': np.any, 'alltrue': np.all,
-}
-
-
-def _restore_numpy1_names():
-    for name, value in NUMPY1_NAMES.items():
-        if name not in vars(np):        # vars(): hasattr would ask numpy's __getattr__
-            setattr(np, name, value)
-
-
 def _alias_of(name):
     if name == _PACKAGE or name.startswith(_PACKAGE + '.'):
         return ALIAS + name[len(_PACKAGE):]
@@ -69,7 +48,7 @@ def mxnet_alias_installed():
 
 def install_mxnet_alias(numpy_compat=True):
     """Make ``import mxnet`` (and every ``mxnet.X.Y``) give hybridlib's modules from now on,
-    and (``numpy_compat``) give numpy back the 1.x names that MXNet-era code uses.
+    and (``numpy_compat``) turn numpy 1.x's behaviour that MXNet-era code uses back on.
 
     Raises RuntimeError if another ``mxnet`` was imported already: two MXNets in one process
     would mix their arrays silently.
@@ -83,7 +62,7 @@ def install_mxnet_alias(numpy_compat=True):
     if not mxnet_alias_installed():
         sys.meta_path.insert(0, _FINDER)
     if numpy_compat:
-        _restore_numpy1_names()
+        _numpy1.enable()
     # what is loaded already is named at once; what loads later, the finder answers
     for key, module in list(sys.modules.items()):
         alias = _alias_of(key)

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from . import autograd, codec
+from . import autograd, codec, numpy_compat
 from .base import DEFAULT_DTYPE, MXNetAssertionError, MXNetError, check_stype, np_dtype
 from .context import Context, context_of_array, current_context, gpu, transfer
 from .methods import ArrayMethods, binary_functions
@@ -84,10 +84,11 @@ class NDArray(ArrayMethods):
 
     # -- conversion -------------------------------------------------------------------------------
     def asnumpy(self):
-        """A numpy copy of the data."""
+        """A numpy copy of the data (under the mxnet alias, a one-element array converts to a
+        number as in numpy 1.x: ``numpy_compat.py``)."""
         if isinstance(self._data, np.ndarray):
-            return self._data.copy()
-        return self._data.get()
+            return numpy_compat.legacy_view(self._data.copy())
+        return numpy_compat.legacy_view(self._data.get())
 
     def asscalar(self):
         """The one element of a size-1 array, as a numpy scalar."""

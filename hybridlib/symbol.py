@@ -19,8 +19,8 @@ import threading
 import numpy as np
 
 from . import attribute, name as _name
-from .base import (AttributeParseError, DTypeError, MXNetError, ShapeError, dtype_to_flag,
-                   flag_to_dtype, np_dtype)
+from .base import (AttributeParseError, DTypeError, MXNetError, NotImplementedForSymbol,
+                   ShapeError, dtype_to_flag, flag_to_dtype, np_dtype)
 from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
 from .ops.attrs import format_value
@@ -371,6 +371,27 @@ class Symbol(ArrayMethods):
 
     def __copy__(self):
         return Symbol(_copy_graph(self._outputs, {}))
+
+    # what only a value has: a Symbol (hybrid_forward being traced) raises, as in MXNet,
+    # rather than answer something the compiled graph would not compute (``if x > 0:``)
+    def __bool__(self):
+        raise NotImplementedForSymbol(self.__bool__, 'bool')
+
+    def _value_only(name):
+        def method(self, *args, **kwargs):
+            raise NotImplementedForSymbol(getattr(self, name), None)
+        method.__name__ = name
+        method.__doc__ = 'NDArray only: a Symbol raises NotImplementedForSymbol.'
+        return method
+
+    wait_to_read = _value_only('wait_to_read')
+    asnumpy = _value_only('asnumpy')
+    asscalar = _value_only('asscalar')
+    copy = _value_only('copy')
+    as_in_context = _value_only('as_in_context')
+    detach = _value_only('detach')
+    backward = _value_only('backward')
+    del _value_only
 
     def __deepcopy__(self, memo):
         return self.__copy__()

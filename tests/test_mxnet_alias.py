@@ -212,6 +212,15 @@ def test_numpy1_names_come_back_with_the_alias(tmp_path):
     ''')
     out = run(['-m', 'hybridlib', str(script)], cwd=tmp_path).stdout
     assert out.split() == ['float64', 'inf', 'True', 'True']
+    # one-element arrays as numbers (Dive into Deep Learning prints losses this way)
+    script = write(tmp_path / 'd2l_loss.py', '''
+        from mxnet import nd
+        l = nd.array([0.25, 0.75])
+        print('epoch %d, loss %f' % (1, l.mean().asnumpy()), float(l[0].asnumpy()),
+              type(l.asnumpy()).__module__)
+    ''')
+    out = run(['-m', 'hybridlib', str(script)], cwd=tmp_path).stdout
+    assert out.split() == ['epoch', '1,', 'loss', '0.500000', '0.25', 'numpy']
     plain = run(['-c', 'import numpy as np, hybridlib; print(hasattr(np, "float_"))'],
                 cwd=tmp_path).stdout
     assert plain.strip() == 'False'

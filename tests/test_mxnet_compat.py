@@ -279,3 +279,48 @@ def test_two_variables_of_one_name_bound_by_position_are_refused():
         s.bind(mx.cpu(), args=[nd.ones((2,)), nd.zeros((2,))])
     # by name, both read the one array, as in MXNet
     assert s.eval(data=nd.array([1, 3]))[0].asnumpy().tolist() == [1.0, 3.0]
+
+
+def test_value_only_methods_on_symbols_raise_as_mxnet():
+    # what a traced hybrid_forward cannot know raises instead of answering wrongly
+    from hybridlib.base import NotImplementedForSymbol
+
+    class Net(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x * float(x.asnumpy().sum())
+
+    net = Net()
+    assert net(nd.ones((2,))).asnumpy().tolist() == [2.0, 2.0]
+    net.hybridize()
+    with pytest.raises(NotImplementedForSymbol, match='asnumpy'):
+        net(nd.ones((2,)))
+    s = sym.var('a')
+    for call in (lambda: bool(s > 0), s.asscalar, s.wait_to_read, s.detach, s.backward,
+                 lambda: s.as_in_context(mx.cpu())):
+        with pytest.raises(mx.MXNetError):
+            call()
+
+
+def test_export_of_a_shape_reading_trace_warns(tmp_path):
+    # hybridlib lets hybrid_forward read x.shape (MXNet raises); the graph then holds shapes
+    class Net(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.reshape((x.shape[0], -1)) * 2
+
+    net = Net()
+    net.hybridize()
+    net(nd.ones((2, 3, 4)))
+    with pytest.warns(UserWarning, match=r'holds the shapes of that call, \[\(2, 3, 4\)\]'):
+        net.export(str(tmp_path / 'net'))
+
+    class ShapeFree(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.reshape((0, -1)) * 2
+
+    net = ShapeFree()
+    net.hybridize()
+    net(nd.ones((2, 3, 4)))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        net.export(str(tmp_path / 'free'))

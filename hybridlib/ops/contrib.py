@@ -94,17 +94,22 @@ def _corner_iou(xp, a, b, empty='<='):
 def _greedy_nms(xp, alive, suppresses):
     """Greedy non-maximum suppression over ranked boxes.
 
-    ``alive`` (B, K) bool: the candidates, in rank order. For each rank r in turn, a box still
-    alive at r removes every later box j with ``suppresses(r, j0)`` (B, K - j0) true, where
-    ``j0 = r + 1``. Returns the survivors.
+    ``alive`` (B, K) bool: the candidates, in rank order. In each image b, the best candidate
+    left is kept and removes the later ones for which ``suppresses(b, r, later)`` (a bool per
+    rank in ``later``, the candidates after r still left) is true, until none is left. Returns
+    the kept boxes. A removed box is never compared again, so the work follows the boxes kept
+    image by image (a batch of detections keeps few of its thousands of anchors).
     """
-    alive = alive.copy()
-    for r in range(alive.shape[1] - 1):
-        if not bool(alive[:, r].any()):       # a suppressed rank suppresses nothing
-            continue
-        hit = suppresses(r, r + 1) & alive[:, r:r + 1]
-        alive[:, r + 1:] &= ~hit
-    return alive
+    kept = xp.zeros_like(alive)
+    for b in range(alive.shape[0]):
+        left = xp.nonzero(alive[b])[0]
+        while left.size:
+            r = int(left[0])
+            kept[b, r] = True
+            left = left[1:]
+            if left.size:
+                left = left[~suppresses(b, r, left)]
+    return kept
 
 
 # -------------------------------------------------------------------------------------------------
@@ -395,10 +400,10 @@ def _detection_nms(xp, attrs, rows, nkeep):
     boxes = rows[:, :k, 2:6]
     threshold = np.float32(attrs.nms_threshold).astype(rows.dtype)
 
-    def suppresses(r, j0):
-        hit = _corner_iou(xp, boxes[:, r:r + 1], boxes[:, j0:]) >= threshold
+    def suppresses(b, r, later):
+        hit = _corner_iou(xp, boxes[b, r], boxes[b, later]) >= threshold
         if not attrs.force_suppress:
-            hit &= ids[:, j0:] == ids[:, r:r + 1]
+            hit &= ids[b, later] == ids[b, r]
         return hit
 
     alive = (ids >= 0) & (xp.arange(k)[None, :] < nkeep[:, None])
@@ -582,11 +587,11 @@ def _nms_rows(xp, attrs, data):
     coords = boxes[..., attrs.coord_start:attrs.coord_start + 4]
     ids = boxes[..., attrs.id_index].astype(np.int64) if attrs.id_index >= 0 else None
 
-    def suppresses(r, j0):
-        hit = _box_iou(xp, coords[:, r:r + 1], coords[:, j0:], attrs.in_format) > \
+    def suppresses(b, r, later):
+        hit = _box_iou(xp, coords[b, r], coords[b, later], attrs.in_format) > \
             np.float32(attrs.overlap_thresh)
         if ids is not None and not attrs.force_suppress:
-            hit &= ids[:, j0:] == ids[:, r:r + 1]
+            hit &= ids[b, later] == ids[b, r]
         return hit
 
     kept = _greedy_nms(xp, candidate, suppresses)

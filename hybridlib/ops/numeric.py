@@ -243,7 +243,7 @@ def _histogram_function(ops):
             return ops._histogram(a, bins, **kwargs)
         if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
             if range is None:
-                if not hasattr(a, 'asnumpy'):
+                if hasattr(a, 'list_arguments'):        # a Symbol
                     raise ValueError('null range is not supported in symbol mode')
                 if not np.issubdtype(a.dtype, np.floating):
                     a = a.astype(np.float64)
