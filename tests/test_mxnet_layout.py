@@ -35,10 +35,6 @@ LATER_NAMES = {
     'test_utils': ['DummyIter', 'get_mnist_iterator'],
     'contrib': ['io', 'svrg_optimization'],
     'contrib.amp*': ['convert_bucketing_module'],
-    # contrib operators that the model-zoo issue builds with the attention and R-CNN operators
-    '*contrib': ['ROIAlign', 'arange_like', 'div_sqrt_dim', 'interleaved_matmul_*'],
-    'contrib.ndarray': ['ROIAlign', 'arange_like', 'div_sqrt_dim', 'interleaved_matmul_*'],
-    'contrib.symbol': ['ROIAlign', 'arange_like', 'div_sqrt_dim', 'interleaved_matmul_*'],
 }
 
 # Deliberate omissions, whole modules: {module pattern: reason}

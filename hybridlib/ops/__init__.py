@@ -25,6 +25,7 @@ from . import multi_tensor  # noqa: F401  multi_sgd_update, _multi_lamb_update, 
 from . import contrib       # noqa: F401  detection: MultiBoxPrior/Target/Detection, box_nms
 from . import detection     # noqa: F401  Proposal, PSROIPooling, DeformableConvolution, ...
 from . import deformable    # noqa: F401  DeformableConvolution, ModulatedDeformableConvolution
+from . import roi           # noqa: F401  ROIAlign
 from . import image         # noqa: F401  _image_* (nd.image), cv resize/border, BilinearSampler
 from . import custom        # noqa: F401  Custom: operators written in Python (mx.operator)
 from . import control_flow  # noqa: F401  foreach, while_loop, cond of nd.contrib/sym.contrib
@@ -33,6 +34,7 @@ from . import linalg        # noqa: F401  nd.linalg: gemm, potrf, trsm, gelqf, s
 from . import numeric       # noqa: F401  khatri_rao, cumsum, histogram, ravel_multi_index, ...
 from . import pdf           # noqa: F401  random_pdf_*: densities of the random distributions
 from . import spatial       # noqa: F401  GridGenerator, SpatialTransformer, ROIPooling, Crop, ...
+from . import attention     # noqa: F401  arange_like, div_sqrt_dim, interleaved_matmul_*
 from . import legacy        # noqa: F401  Convolution_v1, Pooling_v1, BatchNorm_v1, SVMOutput, ...
 
 __all__ = ['registry', 'get', 'find', 'list_ops', 'REGISTRY']

@@ -9,7 +9,7 @@
   over rotated boxes);
 * the internal backward operators the gradients are made of (``_backward__contrib_*``);
 * the bilinear sampling (``_taps``) and gradient scatter (``_scatter_add``) the ROI poolings
-  share with the deformable convolutions of ``deformable.py``.
+  share with the deformable convolutions of ``deformable.py`` and ROIAlign (``roi.py``).
 
 Everything follows MXNet 1.9.1's CPU kernels, quirks included (checked against MXNet):
 
