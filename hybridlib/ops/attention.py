@@ -346,6 +346,26 @@ class _backward_interleaved_matmul_selfatt_qk:
         return [d_grad, F._backward_interleaved_matmul_selfatt_qk(grad, cot, heads=heads)]
 
 
+def _weighted_values(groups):
+    """The compute of a ``*_valatt`` product: the values (the last of the ``groups`` packed
+    per head) weighted by ``attention``, back in the interleaved (L, B, H * D) layout."""
+    def compute(xp, attrs, packed, attention):
+        dtype = packed.dtype
+        work = _work_dtype(dtype)
+        v = _to_heads(xp, packed, attrs.heads, groups, work)[groups - 1]
+        out = xp.matmul(attention.astype(work, copy=False), v)
+        return _from_heads(out[None], packed.shape[1]).astype(dtype, copy=False)
+    return compute
+
+
+def _through_backward(backward_name):
+    """A gradient that is the registered backward operator ``backward_name`` (two inputs)."""
+    def gradient(F, attrs, inputs, outputs, ograds):
+        grads = getattr(F, backward_name)(ograds[0], *inputs, **attrs)
+        return [grads[0], grads[1]]
+    return gradient
+
+
 @register('_contrib_interleaved_matmul_selfatt_valatt')
 class interleaved_matmul_selfatt_valatt:
     """Attention-weighted values of multi-head self-attention.
@@ -358,16 +378,8 @@ class interleaved_matmul_selfatt_valatt:
     check = _heads_check
     infer_shape = _forward_infer(_selfatt_valatt_shapes)
 
-    def compute(xp, attrs, queries_keys_values, attention):
-        dtype = queries_keys_values.dtype
-        work = _work_dtype(dtype)
-        v = _to_heads(xp, queries_keys_values, attrs.heads, 3, work)[2]
-        out = xp.matmul(attention.astype(work, copy=False), v)
-        return _from_heads(out[None], queries_keys_values.shape[1]).astype(dtype, copy=False)
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        grads = F._backward_interleaved_matmul_selfatt_valatt(ograds[0], *inputs, **attrs)
-        return [grads[0], grads[1]]
+    compute = _weighted_values(groups=3)
+    gradient = _through_backward('_backward_interleaved_matmul_selfatt_valatt')
 
 
 def _valatt_backward_gradient(forward, backward):
@@ -494,16 +506,8 @@ class interleaved_matmul_encdec_valatt:
     check = _heads_check
     infer_shape = _forward_infer(_encdec_valatt_shapes)
 
-    def compute(xp, attrs, keys_values, attention):
-        dtype = keys_values.dtype
-        work = _work_dtype(dtype)
-        v = _to_heads(xp, keys_values, attrs.heads, 2, work)[1]
-        out = xp.matmul(attention.astype(work, copy=False), v)
-        return _from_heads(out[None], keys_values.shape[1]).astype(dtype, copy=False)
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        grads = F._backward_interleaved_matmul_encdec_valatt(ograds[0], *inputs, **attrs)
-        return [grads[0], grads[1]]
+    compute = _weighted_values(groups=2)
+    gradient = _through_backward('_backward_interleaved_matmul_encdec_valatt')
 
 
 @register('_backward_interleaved_matmul_encdec_valatt')
