@@ -2,6 +2,7 @@
 iterators, compared with the numbers in tests/data/image-* (written by
 tests/data/make_image_files.py); and the base classes of mx.io they use."""
 import builtins
+import importlib.util
 import json
 import os
 import random
@@ -14,6 +15,10 @@ import pytest
 from hybridlib import image, nd
 from hybridlib.base import MXNetError, NotSupportedError
 from hybridlib.io import DataBatch, DataDesc, DataIter
+
+# decoding needs Pillow, the image extra (the test extra installs it)
+needs_pillow = pytest.mark.skipif(importlib.util.find_spec('PIL') is None,
+                                  reason='decoding needs Pillow (the image extra)')
 
 HERE = os.path.join(os.path.dirname(__file__), 'data')
 DECODED = np.load(os.path.join(HERE, 'image-decoded.npz'))
@@ -63,6 +68,7 @@ def test_decoding_equals_mxnet(name, flag):
         assert got.shape[:2] == (8, 16)
 
 
+@needs_pillow
 def test_bgr_imread_and_buffers():
     for name in ('image-rgba.png', 'image-420.jpg'):
         data = read(name)
@@ -79,6 +85,7 @@ def test_bgr_imread_and_buffers():
     np.testing.assert_array_equal(out.asnumpy(), DECODED['image-rgb.png:1'])
 
 
+@needs_pillow
 def test_decoding_errors():
     with pytest.raises(MXNetError, match='Decoding failed. Invalid image file'):
         image.imdecode(b'not an image')
@@ -406,6 +413,7 @@ def check_run(key, it, epochs=2):
 REC = dict(path_imgrec=data_path('image-records.rec'))
 
 
+@needs_pillow
 @pytest.mark.parametrize('handle', ['pad', 'discard', 'roll_over'])
 def test_image_iter_over_records(handle):
     it = image.ImageIter(2, (3, 4, 4), last_batch_handle=handle, **REC)
@@ -414,6 +422,7 @@ def test_image_iter_over_records(handle):
     check_run(f'rec_{handle}', it)
 
 
+@needs_pillow
 def test_image_iter_shuffle_parts_and_lists():
     random.seed(3)
     check_run('rec_shuffle', image.ImageIter(2, (3, 3, 5), shuffle=True, rand_crop=True,
@@ -448,6 +457,7 @@ def test_image_iter_errors():
         broken.next()
 
 
+@needs_pillow
 def test_image_det_iter():
     it = image.ImageDetIter(2, (3, 5, 5), path_imgrec=data_path('image-det.rec'))
     assert it.provide_label == [DataDesc('label', (2, 2, 5))]

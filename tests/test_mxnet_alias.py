@@ -8,14 +8,13 @@ import subprocess
 import sys
 import textwrap
 
-import hybridlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(args, cwd, env_path=(), check=True):
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join([ROOT, *env_path, env.get('PYTHONPATH', '')])
+    # conftest.py puts this checkout on PYTHONPATH; env_path adds stand-in packages
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*env_path, os.environ['PYTHONPATH']]))
     proc = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=120)
     if check:

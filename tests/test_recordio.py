@@ -1,5 +1,6 @@
 """mx.recordio: RecordIO files byte for byte as MXNet 1.9.1 writes them (fixtures written by
 MXNet with tests/data/make_data_files.py), reading, indexes, IRHeader packing."""
+import importlib.util
 import os
 import pickle
 import struct
@@ -149,9 +150,12 @@ def test_pack_unpack():
     assert header.label.dtype == np.float32
 
 
+needs_pillow = pytest.mark.skipif(importlib.util.find_spec('PIL') is None,
+                                  reason='images are encoded with Pillow (the image extra)')
 IMAGES = np.load(os.path.join(os.path.dirname(__file__), 'data', 'image-decoded.npz'))
 
 
+@needs_pillow
 @pytest.mark.parametrize('name', ['image-rgb.png', 'image-grey.png', 'image-444.jpg'])
 def test_unpack_img_decodes_as_opencv(name):
     # MXNet 1.9.1 decoded these files to image-decoded.npz (RGB); unpack_img gives OpenCV's
@@ -168,6 +172,7 @@ def test_unpack_img_decodes_as_opencv(name):
     np.testing.assert_array_equal(recordio.unpack_img(record, 1)[1], rgb[:, :, ::-1])
 
 
+@needs_pillow
 def test_pack_img_round_trip():
     bgr = np.random.RandomState(0).randint(0, 255, size=(5, 7, 3)).astype(np.uint8)
     header = recordio.IRHeader(0, [1.0, 2.0], 9, 0)

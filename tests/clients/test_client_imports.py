@@ -12,12 +12,8 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
 def run_with_alias(code, timeout=600):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]),
-               MPLBACKEND='Agg')
+    env = dict(os.environ, MPLBACKEND='Agg')     # conftest.py puts this checkout on the path
     proc = subprocess.run([sys.executable, '-m', 'hybridlib', '-c', textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
