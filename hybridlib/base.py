@@ -18,8 +18,9 @@ import numpy as np
 
 __all__ = ['MXNetError', 'ShapeError', 'DTypeError', 'AttributeParseError', 'NotSupportedError',
            'MXNetAssertionError', 'NotImplementedForSymbol', 'NotSupportedForSparseNDArray',
-           'error_types', 'register_error', 'check_stype', 'py_str', 'classproperty', 'with_metaclass',
-           'build_param_doc', 'add_fileline_to_docstring', 'data_dir', 'data_dir_default',
+           'error_types', 'register_error', 'check_stype', 'py_str', 'classproperty',
+           'with_metaclass', 'build_param_doc', 'add_fileline_to_docstring', 'data_dir',
+           'data_dir_default',
            'np_dtype', 'dtype_name', 'dtype_to_flag', 'flag_to_dtype', 'DTYPE_FLAGS',
            'integer_types', 'numeric_types', 'string_types', 'DEFAULT_DTYPE']
 

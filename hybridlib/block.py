@@ -36,7 +36,7 @@ from . import name as _name
 from .base import MXNetAssertionError, MXNetError
 from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
-from .ops.control_flow import flatten_nested, regroup_nested as _regroup
+from .nested import flatten_nested, regroup_nested as _regroup
 from . import parameter as parameter_module
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .symbol import Symbol, infer_graph, topo_nodes

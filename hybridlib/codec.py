@@ -44,6 +44,10 @@ def _png_gray(rgb):
     return np.where((r == g) & (g == b), r, gray)
 
 
+# Pillow's modes of grey images with more than 8 bits per sample
+_WIDE_GREY_MODES = ('I;16', 'I;16B', 'I;16L', 'I')
+
+
 def _to_8bit(array):
     """16-bit samples keep their high byte (libpng's strip_16, which OpenCV asks for)."""
     return (array >> 8).astype(np.uint8) if array.dtype != np.uint8 else array
@@ -64,7 +68,7 @@ def decode(data, flag=1, to_rgb=True, what='imdecode'):
         raise MXNetError(f'{what}: Decoding failed. Invalid image file ({err})') from None
     mode = img.mode
     if flag < 0:
-        gray = mode in ('L', '1', 'I;16', 'I;16B', 'I;16L', 'I') or \
+        gray = mode in ('L', '1') + _WIDE_GREY_MODES or \
             mode == 'P' and _palette_is_gray(img)
         flag = 0 if gray else 1
         if not gray and mode in ('RGBA', 'LA', 'PA', 'La', 'RGBa') or \
@@ -72,7 +76,7 @@ def decode(data, flag=1, to_rgb=True, what='imdecode'):
             array = np.asarray(img.convert('RGBA'))
             img.close()
             return np.ascontiguousarray(array if to_rgb else array[..., [2, 1, 0, 3]])
-    if mode in ('I;16', 'I;16B', 'I;16L', 'I'):
+    if mode in _WIDE_GREY_MODES:
         gray = _to_8bit(np.asarray(img).astype(np.uint16))
         array = gray[..., None] if flag == 0 else np.repeat(gray[..., None], 3, axis=2)
     elif flag == 0:

@@ -22,6 +22,7 @@ from math import sqrt
 import numpy as np
 
 from .base import MXNetAssertionError
+from .ops.rnn import fused_layout
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'alias', 'create', 'Load', 'Mixed', 'Zero',
            'One', 'Constant', 'Uniform', 'Normal', 'Orthogonal', 'Xavier', 'MSRAPrelu',
@@ -570,32 +571,25 @@ class FusedRNN(Initializer):
         self._forget_bias = forget_bias
 
     def _matrices(self, size):
-        """[(name, offset, shape)] of the flat vector of ``size`` elements, in its order."""
-        gates = _FUSED_GATES[self._mode]
-        G, H, L = len(gates), self._num_hidden, self._num_layers
-        directions = ('l', 'r') if self._bidirectional else ('l',)
-        D = len(directions)
-        # every layer after the first reads D*H features; the first reads what is left
-        rest = (L - 1) * D * G * H * D * H + L * D * G * H * H + L * D * 2 * G * H
-        input_size, odd = divmod(size - rest, D * G * H)
-        if odd or input_size <= 0:
+        """[(name, offset, shape)] of each gate's matrix in the flat vector of ``size``."""
+        layers = fused_layout(self._mode, self._num_layers, self._num_hidden,
+                              self._bidirectional, size)
+        if layers is None:
             raise MXNetAssertionError(
-                f'FusedRNN: {size} parameters do not fit a {self._mode} RNN of {L} layer(s), '
-                f'{H} hidden units{", bidirectional" if D == 2 else ""}')
-        entries, offset = [], 0
-        for layer in range(L):
-            width = input_size if layer == 0 else D * H
-            for d in directions:
-                for group, cols in (('i2h', width), ('h2h', H)):
-                    for gate in gates:
-                        entries.append((f'{d}{layer}_{group}{gate}_weight', offset, (H, cols)))
-                        offset += H * cols
-        for layer in range(L):
-            for d in directions:
-                for group in ('i2h', 'h2h'):
-                    for gate in gates:
-                        entries.append((f'{d}{layer}_{group}{gate}_bias', offset, (H,)))
-                        offset += H
+                f'FusedRNN: {size} parameters do not fit a {self._mode} RNN of '
+                f'{self._num_layers} layer(s), {self._num_hidden} hidden units'
+                f'{", bidirectional" if self._bidirectional else ""}')
+        H = self._num_hidden
+        entries = []
+        for layer, dirs in enumerate(layers):
+            for direction, matrices in zip('lr', dirs):
+                for key, group, kind in (('wi', 'i2h', 'weight'), ('wh', 'h2h', 'weight'),
+                                         ('bi', 'i2h', 'bias'), ('bh', 'h2h', 'bias')):
+                    offset, shape = matrices[key]
+                    part = (H,) + tuple(shape[1:])           # one gate's rows
+                    for g, gate in enumerate(_FUSED_GATES[self._mode]):
+                        entries.append((f'{direction}{layer}_{group}{gate}_{kind}',
+                                        offset + g * int(np.prod(part)), part))
         return entries
 
     def _init_weight(self, desc, arr):

@@ -80,13 +80,9 @@ class TestStore(KVStoreBase):
         """Sum ``value`` (a list of NDArrays) into ``out``, or into each value without one."""
         if isinstance(value, NDArray):
             if out is not None:
-                for o in out if isinstance(out, list) else [out]:
-                    o[:] = value
+                self.broadcast(key, value, out)
             return
-        ctx = value[0].context
-        reduced = sum(v.as_in_context(ctx) for v in value)
-        for o in (value if out is None else out if isinstance(out, list) else [out]):
-            o[:] = reduced
+        self.broadcast(key, _sum(value, value[0].context), value if out is None else out)
 
     @staticmethod
     def is_capable(capability):

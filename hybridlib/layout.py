@@ -94,15 +94,20 @@ class AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def _resolver(prefix):
     """``hybridlib.<MXNet path>.<rest>`` -> ``hybridlib.<its module>.<rest>``, else None."""
+    longest_first = sorted(PATHS, key=len, reverse=True)
+
     def resolve(fullname):
         if not fullname.startswith(prefix + '.'):
             return None
         path = fullname[len(prefix) + 1:]
-        for key in sorted(PATHS, key=len, reverse=True):
+        for key in longest_first:
             if path.startswith(key + '.'):
                 return f'{prefix}.{PATHS[key]}{path[len(key):]}'
         return None
     return resolve
+
+
+_FINDERS = {}       # package name -> its AliasFinder, put on sys.meta_path once
 
 
 def _mirror(name, module):
@@ -122,11 +127,9 @@ def register(package):
     ``gluon.contrib``). A target that this installation lacks leaves its path out.
     """
     prefix = package.__name__
-    if not any(isinstance(f, AliasFinder) and getattr(f, 'prefix', None) == prefix
-               for f in sys.meta_path):
-        finder = AliasFinder(_resolver(prefix))
-        finder.prefix = prefix
-        sys.meta_path.insert(0, finder)
+    if prefix not in _FINDERS:
+        _FINDERS[prefix] = AliasFinder(_resolver(prefix))
+        sys.meta_path.insert(0, _FINDERS[prefix])
     bound = {}
     for path in sorted(PATHS, key=lambda p: p.count('.')):
         target = f'{prefix}.{PATHS[path]}'

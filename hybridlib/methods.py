@@ -227,20 +227,20 @@ class ArrayMethods:
     # the reshape family: MXNet's inplace=True returns a view that shares this array's memory
     def expand_dims(self, axis, inplace=False):
         """A new axis of length 1 at ``axis``."""
-        return self._reshaped(self._function('expand_dims')(self, axis=axis), inplace)
+        return self._reshape_op('expand_dims', {'axis': axis}, inplace)
 
     def squeeze(self, axis=None, inplace=False):
         """Without the axes of length 1 (those of ``axis``, or all)."""
-        return self._reshaped(self._function('squeeze')(self, axis=axis), inplace)
+        return self._reshape_op('squeeze', {'axis': axis}, inplace)
 
     def flatten(self, inplace=False):
         """``(N, x1, ..., xn)`` -> ``(N, x1 * ... * xn)``."""
-        return self._reshaped(self._function('Flatten')(self), inplace)
+        return self._reshape_op('Flatten', {}, inplace)
 
-    def _reshaped(self, out, inplace):
-        """``out`` (this array reshaped), or with ``inplace`` a view of this array's memory
-        where views exist (a graph has none)."""
-        return out
+    def _reshape_op(self, op_name, attrs, inplace):
+        """``op_name`` (a reshape) of this array; with ``inplace``, a view of this array's
+        memory where views exist (a graph has none)."""
+        return self._function(op_name)(self, **attrs)
 
     def astype(self, dtype, copy=True):
         """Cast to ``dtype`` (a copy unless ``copy=False`` and the dtype already matches)."""

@@ -26,19 +26,14 @@ ALIAS = 'mxnet'
 _PACKAGE = __name__.rpartition('.')[0]          # 'hybridlib'
 
 
-def _target(fullname):
-    """``mxnet[.X...]`` -> ``hybridlib[.X...]``; None for other names."""
-    if fullname == ALIAS or fullname.startswith(ALIAS + '.'):
-        return _PACKAGE + fullname[len(ALIAS):]
+def _renamed(name, old, new):
+    """``old[.X...]`` -> ``new[.X...]``; None for names outside ``old``."""
+    if name == old or name.startswith(old + '.'):
+        return new + name[len(old):]
     return None
 
 
-_FINDER = AliasFinder(_target)
-
-def _alias_of(name):
-    if name == _PACKAGE or name.startswith(_PACKAGE + '.'):
-        return ALIAS + name[len(_PACKAGE):]
-    return None
+_FINDER = AliasFinder(lambda fullname: _renamed(fullname, ALIAS, _PACKAGE))
 
 
 def mxnet_alias_installed():
@@ -65,7 +60,7 @@ def install_mxnet_alias(numpy_compat=True):
         _numpy1.enable()
     # what is loaded already is named at once; what loads later, the finder answers
     for key, module in list(sys.modules.items()):
-        alias = _alias_of(key)
+        alias = _renamed(key, _PACKAGE, ALIAS)
         if module is not None and alias is not None:
             sys.modules.setdefault(alias, module)
     return package

@@ -170,10 +170,13 @@ class NDArray(ArrayMethods):
     def as_nd_ndarray(self):
         return self
 
-    def _reshaped(self, out, inplace):
+    def _reshape_op(self, op_name, attrs, inplace):
         if inplace and not autograd.is_recording():
-            return NDArray(self._data.reshape(out.shape), self._ctx)
-        return out
+            # the operator's own shape inference (and its errors), then a view: no copy made
+            op = registry.get(op_name)
+            shape = op.infer_shapes(op.parse_attrs(attrs), [self.shape])[1][0]
+            return NDArray(self._data.reshape(shape), self._ctx)
+        return super()._reshape_op(op_name, attrs, inplace)
 
     def tostype(self, stype):
         """This array in storage ``stype``: only 'default' (dense) exists here."""
@@ -286,9 +289,13 @@ class NDArray(ArrayMethods):
             value = _to_module(value._data, self._ctx)
         elif isinstance(value, np.ndarray) and self._ctx.device_type == 'gpu':
             value = self._ctx.array_module.asarray(value)
-        if getattr(value, 'ndim', 0):
-            value = _fit_value(value, self._data[key].shape)
-        self._data[key] = value
+        try:
+            self._data[key] = value
+        except ValueError:
+            if not getattr(value, 'ndim', 0):
+                raise
+            # only where the plain write fails: nothing is added to the usual x[...] = y
+            self._data[key] = _fit_value(value, self._data[key].shape)
 
     # -- printing and pickling ------------------------------------------------------------------
     def __repr__(self):

@@ -148,17 +148,18 @@ class CustomOpProp:
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         """The ids (among ``out_grad``, ``in_data``, ``out_data``) of the arrays the backward
         reads: by default all of them, the output gradients only if ``need_top_grad``."""
-        deps = []
-        if self.need_top_grad_:
-            deps.extend(out_grad)
-        deps.extend(in_data)
-        deps.extend(out_data)
-        return deps
+        return _all_dependencies(self.need_top_grad_, out_grad, in_data, out_data)
 
     def create_operator(self, ctx, in_shapes, in_dtypes):
         """The CustomOp that computes this operator on ``ctx`` for inputs of these shapes
         (lists) and dtypes (MXNet's type flags)."""
         return CustomOp()
+
+
+def _all_dependencies(need_top_grad, out_grad, in_data, out_data):
+    """The default backward dependencies: every input and output, and the output gradients
+    when the backward reads them."""
+    return (list(out_grad) if need_top_grad else []) + list(in_data) + list(out_data)
 
 
 def register(reg_name):
@@ -308,12 +309,7 @@ class NDArrayOp(PythonOp):
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         """The ids of the arrays the backward reads (as ``CustomOpProp``'s)."""
-        deps = []
-        if self.need_top_grad():
-            deps.extend(out_grad)
-        deps.extend(in_data)
-        deps.extend(out_data)
-        return deps
+        return _all_dependencies(self.need_top_grad(), out_grad, in_data, out_data)
 
 
 _legacy_ids = itertools.count()

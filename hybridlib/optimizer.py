@@ -67,7 +67,7 @@ class _MomentumSGD(_ImplUpdate):
         if self.multi_precision and weight.dtype == _F16:
             master = weight.astype(np.float32)
             return (self.create_state(index, master), master)
-        if weight.dtype == _F16 and not self.multi_precision:
+        if weight.dtype == _F16:
             _warn_float16(type(self).__name__)
         return self.create_state(index, weight)
 

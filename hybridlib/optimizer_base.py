@@ -151,8 +151,8 @@ class Optimizer:
         ``multi_precision``, else ``create_state``."""
         if self.multi_precision and weight.dtype == _F16:
             master = weight.astype(np.float32)
-            return (master,) + (self.create_state(index, master),)
-        if weight.dtype == _F16 and not self.multi_precision:
+            return (master, self.create_state(index, master))
+        if weight.dtype == _F16:
             _warn_float16('')
         return self.create_state(index, weight)
 

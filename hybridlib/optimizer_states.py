@@ -28,6 +28,7 @@ from .base import MXNetError, NotSupportedError
 from .lr_scheduler import LRScheduler
 from .ndarray import NDArray
 from .optimizer_base import Optimizer
+from .serialization import dumps_ndarrays, load_ndarrays_from_bytes
 
 __all__ = ['Updater', 'get_updater']
 
@@ -162,7 +163,6 @@ class _StateWriter:
         return {'class': _class_name(type(optimizer)), 'attrs': attrs}
 
     def dumps(self, meta):
-        from .serialization import dumps_ndarrays
         text = json.dumps(meta).encode('utf-8')
         data = {_META: nd.array(np.frombuffer(text, dtype=np.uint8), dtype=np.uint8)}
         data.update(self.arrays)
@@ -174,7 +174,6 @@ def _class_name(cls):
 
 
 def _read_states(buf):
-    from .serialization import load_ndarrays_from_bytes
     buf = bytes(buf)
     if buf[:1] == b'\x80':
         raise NotSupportedError(

@@ -8,6 +8,7 @@ content, ``replace_file`` moves a finished download into place atomically, and
 """
 import hashlib
 import os
+import tarfile
 import uuid
 import warnings
 
@@ -173,6 +174,19 @@ def replace_file(src, dst):
             pass
         raise OSError('Moving downloaded temp file - {}, to {} failed. Please retry the '
                       'download.'.format(src, dst)) from None
+
+
+def _extract_tar(archive, root):
+    """Extract the regular files of a tar archive (any compression) into root (no links,
+    nothing outside)."""
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
+        base = os.path.realpath(root)
+        for m in members:
+            target = os.path.realpath(os.path.join(root, m.name))
+            if os.path.commonpath([base, target]) != base:
+                raise ValueError(f'{archive}: member {m.name!r} would be written outside {root}')
+        tar.extractall(root, members=members)
 
 
 # Seconds to wait for the server to answer, and then for each next piece of the body: without a

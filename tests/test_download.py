@@ -2,10 +2,8 @@
 checks, retries, dropped connections, overwrite, concurrent processes), the model zoo's
 ``pretrained=True`` and the vision datasets, fetched from the server through MXNET_GLUON_REPO.
 Nothing is written outside ``tmp_path``."""
-import collections
 import gzip
 import hashlib
-import http.server
 import io
 import multiprocessing
 import os
@@ -27,26 +25,14 @@ from hybridlib.gluon import utils
 from hybridlib.gluon.data import vision
 from hybridlib.gluon.model_zoo import model_store
 from hybridlib.gluon.model_zoo import vision as zoo
+from local_http import serve, server  # noqa: F401  (a fixture)
 
 
 def sha1(data):
     return hashlib.sha1(data).hexdigest()
 
 
-# -- the server -------------------------------------------------------------------------------
-
-def serve(body, chunks=1):
-    """A route that answers 200 with ``body`` (sent in ``chunks`` writes)."""
-    def route(handler):
-        handler.send_response(200)
-        handler.send_header('Content-Length', str(len(body)))
-        handler.end_headers()
-        step = -(-len(body) // chunks)
-        for start in range(0, len(body), step):
-            handler.wfile.write(body[start:start + step])
-            handler.wfile.flush()
-    return route
-
+# -- routes of the server (tests/local_http.py) -----------------------------------------------
 
 def drop(body):
     """A route that announces ``body`` but closes the connection halfway through it."""
@@ -68,40 +54,6 @@ def flaky(body, failures):
         calls.append(None)
         (drop if len(calls) <= failures else serve)(body)(handler)
     return route
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        with self.server.lock:
-            self.server.hits[self.path] += 1
-        route = self.server.routes.get(self.path)
-        if route is None:
-            self.send_error(404)
-        else:
-            route(self)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def server(monkeypatch, tmp_path):
-    """An HTTP server on 127.0.0.1 (a free port): ``routes`` maps a path to a route,
-    ``hits`` counts the requests per path, ``url(path)`` is the full URL. MXNET_HOME points into
-    ``tmp_path``, so nothing can reach the real ~/.mxnet."""
-    monkeypatch.setenv('MXNET_HOME', str(tmp_path / 'mxnet_home'))
-    for name in ('NO_PROXY', 'no_proxy'):        # a proxy from the environment must not be used
-        monkeypatch.setenv(name, '127.0.0.1')
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
-    httpd.routes, httpd.hits, httpd.lock = {}, collections.Counter(), threading.Lock()
-    httpd.url = lambda path: 'http://127.0.0.1:%d%s' % (httpd.server_port, path)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={'poll_interval': 0.05},
-                              daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
 
 
 def listing(folder):

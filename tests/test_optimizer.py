@@ -258,18 +258,40 @@ def _flat(state):
     return [state]
 
 
-@pytest.mark.parametrize('entry', json.loads(DATA.read_text())['optimizers'],
-                         ids=lambda e: e['name'])
-def test_against_mxnet(entry):
+def _optimizer(entry):
+    """The optimizer of an entry of MXNet's numbers: its class, arguments, scheduler,
+    parameter names and multipliers."""
     kwargs = dict(entry['kwargs'])
+    if entry.get('idx2name'):
+        kwargs['param_idx2name'] = {int(k): v for k, v in entry['idx2name'].items()}
     if entry['scheduler']:
         cls, sched_kwargs = entry['scheduler']
         kwargs['lr_scheduler'] = getattr(mx.lr_scheduler, cls)(**sched_kwargs)
-    optimizer = opt.create(entry['name'], **kwargs)
+    if entry.get('contrib'):
+        optimizer = getattr(opt.contrib, entry['name'])(**kwargs)
+    else:
+        optimizer = opt.create(entry['name'], **kwargs)
     if entry['lr_mult']:
         optimizer.set_lr_mult({int(k): v for k, v in entry['lr_mult'].items()})
-    if entry['wd_mult']:
+    if entry.get('wd_mult'):
         optimizer.set_wd_mult({int(k): v for k, v in entry['wd_mult'].items()})
+    return optimizer
+
+
+def _check_states(updater, expected_states, rtol, atol):
+    """The Updater's states, flattened, have MXNet's dtypes, shapes and values."""
+    for i, expected in enumerate(expected_states):
+        got, want = _flat(updater.states[i]), _flat(expected)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == np.dtype(w['dtype']) and g.shape == tuple(w['shape'])
+            np.testing.assert_allclose(g.asnumpy(), _array(w), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize('entry', json.loads(DATA.read_text())['optimizers'],
+                         ids=lambda e: e['name'])
+def test_against_mxnet(entry):
+    optimizer = _optimizer(entry)
     weights = [_array(w) for w in entry['weights']]
     grads = [[_array(g) for g in step] for step in entry['grads']]
     arrays, updater = _run(optimizer, weights, grads)
@@ -278,12 +300,7 @@ def test_against_mxnet(entry):
         assert a.dtype == np.dtype(entry['dtype'])
         np.testing.assert_allclose(a.asnumpy(), _array(e), rtol=2e-3 if f16 else 2e-4,
                                    atol=1e-3 if f16 else 1e-6)
-    for i, expected in enumerate(entry['states']):
-        got, want = _flat(updater.states[i]), _flat(expected)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert g.dtype == np.dtype(w['dtype']) and g.shape == tuple(w['shape'])
-            np.testing.assert_allclose(g.asnumpy(), _array(w), rtol=2e-4, atol=2e-6)
+    _check_states(updater, entry['states'], rtol=2e-4, atol=2e-6)
     assert optimizer.num_update == entry['num_update']
 
 
@@ -293,18 +310,7 @@ def test_against_mxnet_multi_tensor(entry):
     """LARS, LBSGD, contrib.GroupAdaGrad and SGD on float16 weights (the optimizers MXNet
     runs with multi-tensor updates) for four steps of three weights: the weights after every
     step, the states at the end (tests/data/make_optimizer_ops_files.py)."""
-    kwargs = dict(entry['kwargs'])
-    if entry['idx2name']:
-        kwargs['param_idx2name'] = {int(k): v for k, v in entry['idx2name'].items()}
-    if entry['scheduler']:
-        cls, sched_kwargs = entry['scheduler']
-        kwargs['lr_scheduler'] = getattr(mx.lr_scheduler, cls)(**sched_kwargs)
-    if entry['contrib']:
-        optimizer = getattr(opt.contrib, entry['name'])(**kwargs)
-    else:
-        optimizer = opt.create(entry['name'], **kwargs)
-    if entry['lr_mult']:
-        optimizer.set_lr_mult({int(k): v for k, v in entry['lr_mult'].items()})
+    optimizer = _optimizer(entry)
     updater = opt.get_updater(optimizer)
     arrays = [nd.array(_array(w), dtype=entry['dtype']) for w in entry['weights']]
     f16 = entry['dtype'] == 'float16'
@@ -315,14 +321,8 @@ def test_against_mxnet_multi_tensor(entry):
             assert a.dtype == np.dtype(entry['dtype'])
             np.testing.assert_allclose(a.asnumpy(), _array(e), rtol=2e-3 if f16 else 2e-5,
                                        atol=1e-3 if f16 else 1e-6)
-    for i, expected in enumerate(entry['states']):
-        got, want = _flat(updater.states[i]), _flat(expected)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert g.dtype == np.dtype(w['dtype']) and g.shape == tuple(w['shape'])
-            # (LARS of float16 weights: MXNet rounds their squares to float16 in multi_sum_sq)
-            np.testing.assert_allclose(g.asnumpy(), _array(w), rtol=1e-3 if f16 else 2e-5,
-                                       atol=1e-6)
+    # (LARS of float16 weights: MXNet rounds their squares to float16 in multi_sum_sq)
+    _check_states(updater, entry['states'], rtol=1e-3 if f16 else 2e-5, atol=1e-6)
     assert optimizer.num_update == entry['num_update']
 
 

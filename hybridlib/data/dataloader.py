@@ -102,7 +102,18 @@ class ConnectionWrapper:
         return getattr(self.__dict__.get('_conn', None), name)
 
 
-class Queue(multiprocessing.queues.Queue):
+class _WrappedConnections:
+    """Gives a ``multiprocessing`` queue ``ConnectionWrapper``\\ s for its connections, and by
+    default the context the workers start with (fork where the platform has it)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault('ctx', _start_method_context())
+        super().__init__(*args, **kwargs)
+        self._reader = ConnectionWrapper(self._reader)
+        self._writer = ConnectionWrapper(self._writer)
+
+
+class Queue(_WrappedConnections, multiprocessing.queues.Queue):
     """A ``multiprocessing`` queue whose connections are ``ConnectionWrapper``\\ s.
 
     It pickles with ``ForkingPickler`` (NDArrays as ``reduce_ndarray`` makes them). It takes
@@ -110,22 +121,10 @@ class Queue(multiprocessing.queues.Queue):
     (fork where the platform has it) unless ``ctx`` is given.
     """
 
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault('ctx', _start_method_context())
-        super().__init__(*args, **kwargs)
-        self._reader = ConnectionWrapper(self._reader)
-        self._writer = ConnectionWrapper(self._writer)
 
-
-class SimpleQueue(multiprocessing.queues.SimpleQueue):
+class SimpleQueue(_WrappedConnections, multiprocessing.queues.SimpleQueue):
     """A ``multiprocessing`` SimpleQueue (no feeder thread: ``put`` writes to the pipe at once)
     whose connections are ``ConnectionWrapper``\\ s; see ``Queue``."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault('ctx', _start_method_context())
-        super().__init__(*args, **kwargs)
-        self._reader = ConnectionWrapper(self._reader)
-        self._writer = ConnectionWrapper(self._writer)
 
 
 # -- batchify ---------------------------------------------------------------------------------
@@ -173,7 +172,6 @@ def _as_in_context(data, ctx):
     if isinstance(data, (list, tuple)):
         return [_as_in_context(d, ctx) for d in data]
     return data
-
 
 
 def _make_batch_sampler(dataset, batch_size, shuffle, sampler, last_batch, batch_sampler):
@@ -271,7 +269,6 @@ def _worker_fn(samples, batchify_fn=None, dataset=None):
 def _thread_worker_fn(samples, batchify_fn, dataset):
     """Make one batch in a pool thread."""
     return batchify_fn([dataset[i] for i in samples])
-
 
 
 class _MultiWorkerIter:
@@ -589,9 +586,6 @@ class _MultiWorkerIterV1:
             raise MXNetAssertionError(f'_MultiWorkerIter is not for {num_workers} workers')
         self._workers = []
         self._fetcher = None
-        self._num_workers = num_workers
-        self._dataset = dataset
-        self._batchify_fn = batchify_fn
         self._batch_sampler = batch_sampler
         context = _start_method_context()
         self._key_queue = Queue(ctx=context)

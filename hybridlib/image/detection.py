@@ -15,10 +15,11 @@ import numpy as np
 from ..base import MXNetAssertionError, numeric_types
 from .. import ndarray as nd
 from .. import io
+from ..ops.contrib import _area        # box areas, 0 for empty boxes (as box_iou counts them)
 from .image import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
                     HueJitterAug, ImageIter, LightingAug, RandomGrayAug, ResizeAug, _PCA_EIGVAL,
-                    _PCA_EIGVEC, _MEAN_RGB, _STD_RGB, _AugmenterBase, copyMakeBorder,
-                    fixed_crop)
+                    _PCA_EIGVEC, _MEAN_RGB, _STD_RGB, _AugmenterBase, _check_mean_std,
+                    copyMakeBorder, fixed_crop)
 
 __all__ = ['DetAugmenter', 'DetBorrowAug', 'DetRandomSelectAug', 'DetHorizontalFlipAug',
            'DetRandomCropAug', 'DetRandomPadAug', 'CreateMultiRandCropAugmenter',
@@ -96,13 +97,6 @@ class DetHorizontalFlipAug(DetAugmenter):
         xmin = 1.0 - label[:, 1]
         label[:, 1] = 1.0 - label[:, 3]
         label[:, 3] = xmin
-
-
-def _box_areas(boxes):
-    """Areas of (n, 4) boxes [xmin, ymin, xmax, ymax] (0 for empty ones)."""
-    heights = np.maximum(0, boxes[:, 3] - boxes[:, 1])
-    widths = np.maximum(0, boxes[:, 2] - boxes[:, 0])
-    return heights * widths
 
 
 def _as_range(value, what, name):
@@ -199,12 +193,12 @@ class DetRandomCropAug(_RandomBoxAug):
             return False
         x1, y1 = float(xmin) / width, float(ymin) / height
         x2, y2 = float(xmax) / width, float(ymax) / height
-        object_areas = _box_areas(label[:, 1:])
+        object_areas = _area(np, label[:, 1:], 'corner')
         valid = np.where(object_areas * width * height > 2)[0]
         if valid.size < 1:
             return False
         intersects = self._intersect(label[valid, 1:], x1, y1, x2, y2)
-        coverages = _box_areas(intersects) / object_areas[valid]
+        coverages = _area(np, intersects, 'corner') / object_areas[valid]
         coverages = coverages[coverages > 0]
         return coverages.size > 0 and np.amin(coverages) > self.min_object_covered
 
@@ -219,7 +213,7 @@ class DetRandomCropAug(_RandomBoxAug):
         out[:, (1, 3)] /= w
         out[:, (2, 4)] /= h
         out[:, 1:5] = np.clip(out[:, 1:5], 0, 1)
-        coverage = _box_areas(out[:, 1:]) * w * h / _box_areas(label[:, 1:])
+        coverage = _area(np, out[:, 1:], 'corner') * w * h / _area(np, label[:, 1:], 'corner')
         valid = np.logical_and(out[:, 3] > out[:, 1], out[:, 4] > out[:, 2])
         valid = np.where(np.logical_and(valid, coverage > self.min_eject_coverage))[0]
         if valid.size < 1:
@@ -366,11 +360,8 @@ def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=
         auglist.append(DetBorrowAug(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC)))
     if rand_gray > 0:
         auglist.append(DetBorrowAug(RandomGrayAug(rand_gray)))
-    for name, value in (('mean', mean), ('std', std)):
-        if value is not None and value is not True and not (
-                isinstance(value, np.ndarray) and value.shape[0] in (1, 3)):
-            raise MXNetAssertionError(f'{name} must be True, None, or a numpy array of 1 or 3 '
-                                      f'values, got {value!r}')
+    _check_mean_std('mean', mean, np.ndarray, 'a numpy array')
+    _check_mean_std('std', std, np.ndarray, 'a numpy array')
     if mean is True:
         mean = np.array(_MEAN_RGB)
     if std is True:

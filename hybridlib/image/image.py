@@ -63,9 +63,10 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
     """
     if isinstance(buf, nd.NDArray):
         data = buf.asnumpy().astype(np.uint8).tobytes()
-    elif isinstance(buf, (bytes, bytearray, np.ndarray)):
-        data = bytes(buf) if not isinstance(buf, np.ndarray) else \
-            np.ascontiguousarray(buf, dtype=np.uint8).tobytes()
+    elif isinstance(buf, np.ndarray):
+        data = np.ascontiguousarray(buf, dtype=np.uint8).tobytes()
+    elif isinstance(buf, (bytes, bytearray)):
+        data = bytes(buf)
     else:
         raise ValueError('buf must be of type bytes, bytearray or numpy.ndarray,'
                          'if you would like to input type str, please convert to bytes')
@@ -224,9 +225,9 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
                                   f'{sorted(kwargs)}')
     if isinstance(area, numeric_types):
         area = (area, 1.0)
+    log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
     for _ in range(10):
         target_area = random.uniform(area[0], area[1]) * src_area
-        log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
         new_ratio = np.exp(random.uniform(*log_ratio))
         new_w = int(round(np.sqrt(target_area * new_ratio)))
         new_h = int(round(np.sqrt(target_area / new_ratio)))
@@ -604,10 +605,15 @@ _MEAN_RGB = [123.68, 116.28, 103.53]
 _STD_RGB = [58.395, 57.12, 57.375]
 
 
-def _check_mean_std(name, value):
-    if not isinstance(value, (np.ndarray, nd.NDArray)) or value.shape[0] not in (1, 3):
-        raise MXNetAssertionError(f'{name} must be True, None, or a numpy array or NDArray '
-                                  f'of 1 or 3 values, got {value!r}')
+def _check_mean_std(name, value, types=(np.ndarray, nd.NDArray),
+                    kinds='a numpy array or NDArray'):
+    """MXNetAssertionError unless ``value`` (``mean`` or ``std`` of CreateAugmenter or
+    CreateDetAugmenter) is True, None, or an array of ``types`` with 1 or 3 values."""
+    if value is None or value is True:
+        return
+    if not isinstance(value, types) or value.shape[0] not in (1, 3):
+        raise MXNetAssertionError(f'{name} must be True, None, or {kinds} of 1 or 3 values, '
+                                  f'got {value!r}')
 
 
 def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, rand_mirror=False,
@@ -646,14 +652,12 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
         auglist.append(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC))
     if rand_gray > 0:
         auglist.append(RandomGrayAug(rand_gray))
+    _check_mean_std('mean', mean)
+    _check_mean_std('std', std)
     if mean is True:
         mean = nd.array(_MEAN_RGB)
-    elif mean is not None:
-        _check_mean_std('mean', mean)
     if std is True:
         std = nd.array(_STD_RGB)
-    elif std is not None:
-        _check_mean_std('std', std)
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist
@@ -808,15 +812,8 @@ class ImageIter(io.DataIter):
 
     def hard_reset(self):
         """Go back to the first image and drop images rolled over from the last epoch."""
-        if self.seq is not None and self.shuffle:
-            random.shuffle(self.seq)
-        if self.imgrec is not None:
-            self.imgrec.reset()
-        self.cur = 0
-        self._allow_read = True
-        self._cache_data = None
-        self._cache_label = None
-        self._cache_idx = None
+        self._cache_data = self._cache_label = self._cache_idx = None
+        self.reset()
 
     def next_sample(self):
         """(label, encoded image) of the next image; StopIteration at the end."""

@@ -96,30 +96,37 @@ class _Conv(HybridBlock):
         return out
 
     def __repr__(self):
-        kw = self._kwargs
-        n = len(kw['kernel'])
-        s = f'{type(self).__name__}({{mapping}}, kernel_size={kw["kernel"]}, stride={kw["stride"]}'
-        if kw['pad'] != (0,) * n:
-            s += f', padding={kw["pad"]}'
-        if kw['dilate'] != (1,) * n:
-            s += f', dilation={kw["dilate"]}'
-        # MXNet 1.9.1 means to show a transposed convolution's output_padding but tests an
-        # attribute that it never sets (out_pad; it sets outpad), so it never does; here it shows
-        if tuple(kw.get('adj') or (0,) * n) != (0,) * n:
-            s += f', output_padding={kw["adj"]}'
-        if kw['num_group'] != 1:
-            s += f', groups={kw["num_group"]}'
-        if self.bias is None:
-            s += ', bias=False'
-        if self.act:
-            s += f', {self.act}'
-        s += ')'
-        shape = self.weight.shape
         # 'shape[1] -> shape[0]' as MXNet: in_channels / groups -> channels for a convolution,
         # channels / groups -> in_channels for a transposed one. For a channel-last layout that
         # axis is the last one (MXNet shows shape[1] there too, which is a kernel size)
-        in_axis = -1 if kw['layout'].endswith('C') else 1
-        return s.format(mapping=f'{shape[in_axis] if shape[in_axis] else None} -> {shape[0]}')
+        in_axis = -1 if self._kwargs['layout'].endswith('C') else 1
+        return _conv_repr(self, self._kwargs, self.weight, self.bias, in_axis)
+
+
+def _conv_repr(block, kw, weight, bias, in_axis):
+    """MXNet's repr of a convolution layer whose operator takes the arguments ``kw``:
+    ``Name(in -> out, kernel_size=..., stride=...`` and the settings that differ from their
+    defaults, the bias and the activation. ``in -> out`` is ``weight.shape[in_axis] ->
+    weight.shape[0]``, None while the input channels are unknown."""
+    n = len(kw['kernel'])
+    s = f'{type(block).__name__}({{mapping}}, kernel_size={kw["kernel"]}, stride={kw["stride"]}'
+    if kw['pad'] != (0,) * n:
+        s += f', padding={kw["pad"]}'
+    if kw['dilate'] != (1,) * n:
+        s += f', dilation={kw["dilate"]}'
+    # MXNet 1.9.1 means to show a transposed convolution's output_padding but tests an
+    # attribute that it never sets (out_pad; it sets outpad), so it never does; here it shows
+    if tuple(kw.get('adj') or (0,) * n) != (0,) * n:
+        s += f', output_padding={kw["adj"]}'
+    if kw['num_group'] != 1:
+        s += f', groups={kw["num_group"]}'
+    if bias is None:
+        s += ', bias=False'
+    if block.act:
+        s += f', {block.act}'
+    s += ')'
+    shape = weight.shape
+    return s.format(mapping=f'{shape[in_axis] if shape[in_axis] else None} -> {shape[0]}')
 
 
 def _check_conv_layout(layout, ndim):

@@ -31,7 +31,7 @@ from ..base import ShapeError
 from .attrs import Float, Int, Str
 from .contrib import _check_rank, _dim, _work_dtype
 from .creation import _cast_scalar
-from .registry import (Params, merge_shape, normalize_axis, register, same_dtype,
+from .registry import (Params, add_gradients, merge_shape, normalize_axis, register, same_dtype,
                        zero_gradient)
 
 __all__ = []
@@ -259,18 +259,23 @@ def _backward_infer(shapes):
     return infer_shape
 
 
+def _scores(xp, q, k, work):
+    """The scaled query-key products ``q k^T / sqrt(D)`` of (B * H, L, D) queries and keys."""
+    return xp.matmul(q, k.swapaxes(1, 2)) * _scale(q.shape[-1], work)
+
+
+def _scores_backward(xp, ograd, q, k, work):
+    """The gradients (of the queries, of the keys) of ``_scores`` for its output gradient."""
+    grad = ograd.astype(work, copy=False)
+    scale = _scale(q.shape[-1], work)
+    return xp.matmul(grad, k) * scale, xp.matmul(grad.swapaxes(1, 2), q) * scale
+
+
 def _same_dtype_outputs(count):
     def infer_type(attrs, *dtypes):
         ins, outs = same_dtype(attrs, *dtypes)
         return ins, outs * count
     return infer_type
-
-
-def _add(first, second):
-    """The sum of two gradient terms, either of which may be absent (None)."""
-    if first is None:
-        return second
-    return first if second is None else first + second
 
 
 # -------------------------------------------------------------------------------------------------
@@ -292,8 +297,7 @@ class interleaved_matmul_selfatt_qk:
     def compute(xp, attrs, queries_keys_values):
         work = _work_dtype(queries_keys_values.dtype)
         q, k, _ = _to_heads(xp, queries_keys_values, attrs.heads, 3, work)
-        out = xp.matmul(q, k.swapaxes(1, 2)) * _scale(q.shape[-1], work)
-        return out.astype(queries_keys_values.dtype, copy=False)
+        return _scores(xp, q, k, work).astype(queries_keys_values.dtype, copy=False)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F._backward_interleaved_matmul_selfatt_qk(ograds[0], inputs[0], **attrs)]
@@ -325,10 +329,7 @@ class _backward_interleaved_matmul_selfatt_qk:
         dtype = queries_keys_values.dtype
         work = _work_dtype(dtype)
         q, k, _ = _to_heads(xp, queries_keys_values, attrs.heads, 3, work)
-        grad = ograd.astype(work, copy=False)
-        scale = _scale(q.shape[-1], work)
-        d_q = xp.matmul(grad, k) * scale
-        d_k = xp.matmul(grad.swapaxes(1, 2), q) * scale
+        d_q, d_k = _scores_backward(xp, ograd, q, k, work)
         parts = xp.stack([d_q, d_k, xp.zeros_like(d_q)])
         return _from_heads(parts, queries_keys_values.shape[1]).astype(dtype, copy=False)
 
@@ -382,21 +383,38 @@ class interleaved_matmul_selfatt_valatt:
     gradient = _through_backward('_backward_interleaved_matmul_selfatt_valatt')
 
 
-def _valatt_backward_gradient(forward, backward):
-    """The gradient of a values-attention backward operator: with ``G`` the output gradient,
-    ``X`` the projections, ``A`` the attention and ``Cx``, ``Ca`` the cotangents of the two
-    gradients, d/dG = forward(Cx, A) + forward(X, Ca), d/dX = backward(G, X, Ca)[0] and
-    d/dA = backward(G, Cx, A)[1]."""
+def _bilinear_backward_gradient(forward, backward):
+    """The gradient of the backward operator of a product ``forward(X, Y)`` bilinear in its
+    two inputs: with ``G`` the output gradient and ``Cx``, ``Cy`` the cotangents of the two
+    gradients, d/dG = forward(Cx, Y) + forward(X, Cy), d/dX = backward(G, X, Cy)[0] and
+    d/dY = backward(G, Cx, Y)[1]."""
     def gradient(F, attrs, inputs, outputs, ograds):
-        (grad, projections, attention), (cot_x, cot_a) = inputs, ograds
+        (grad, x, y), (cot_x, cot_y) = inputs, ograds
         run, back = getattr(F, forward), getattr(F, backward)
         heads = attrs.heads
-        d_grad = _add(None if cot_x is None else run(cot_x, attention, heads=heads),
-                      None if cot_a is None else run(projections, cot_a, heads=heads))
-        d_x = None if cot_a is None else back(grad, projections, cot_a, heads=heads)[0]
-        d_a = None if cot_x is None else back(grad, cot_x, attention, heads=heads)[1]
-        return [d_grad, d_x, d_a]
+        d_grad = add_gradients(None if cot_x is None else run(cot_x, y, heads=heads),
+                      None if cot_y is None else run(x, cot_y, heads=heads))
+        d_x = None if cot_y is None else back(grad, x, cot_y, heads=heads)[0]
+        d_y = None if cot_x is None else back(grad, cot_x, y, heads=heads)[1]
+        return [d_grad, d_x, d_y]
     return gradient
+
+
+def _weighted_values_backward(groups):
+    """The compute of a ``*_valatt`` product's backward operator: the gradient of the packed
+    projections (``attention^T ograd`` for the values, the last of the ``groups`` per head;
+    zeros for the others) and of ``attention`` (``ograd v^T``)."""
+    def compute(xp, attrs, ograd, packed, attention):
+        dtype = packed.dtype
+        work = _work_dtype(dtype)
+        v = _to_heads(xp, packed, attrs.heads, groups, work)[groups - 1]
+        grad = _to_heads(xp, ograd, attrs.heads, 1, work)[0]
+        d_v = xp.matmul(attention.astype(work, copy=False).swapaxes(1, 2), grad)
+        d_att = xp.matmul(grad, v.swapaxes(1, 2))
+        parts = xp.stack([xp.zeros_like(d_v)] * (groups - 1) + [d_v])
+        return (_from_heads(parts, packed.shape[1]).astype(dtype, copy=False),
+                d_att.astype(attention.dtype, copy=False))
+    return compute
 
 
 @register('_backward_interleaved_matmul_selfatt_valatt')
@@ -411,20 +429,9 @@ class _backward_interleaved_matmul_selfatt_valatt:
     num_outputs = 2
     infer_shape = _backward_infer(_selfatt_valatt_shapes)
     infer_type = _same_dtype_outputs(2)
-    gradient = _valatt_backward_gradient('_contrib_interleaved_matmul_selfatt_valatt',
-                                         '_backward_interleaved_matmul_selfatt_valatt')
-
-    def compute(xp, attrs, ograd, queries_keys_values, attention):
-        dtype = queries_keys_values.dtype
-        work = _work_dtype(dtype)
-        batch = queries_keys_values.shape[1]
-        v = _to_heads(xp, queries_keys_values, attrs.heads, 3, work)[2]
-        grad = _to_heads(xp, ograd, attrs.heads, 1, work)[0]
-        d_v = xp.matmul(attention.astype(work, copy=False).swapaxes(1, 2), grad)
-        parts = xp.stack([xp.zeros_like(d_v), xp.zeros_like(d_v), d_v])
-        d_att = xp.matmul(grad, v.swapaxes(1, 2))
-        return (_from_heads(parts, batch).astype(dtype, copy=False),
-                d_att.astype(attention.dtype, copy=False))
+    compute = _weighted_values_backward(groups=3)
+    gradient = _bilinear_backward_gradient('_contrib_interleaved_matmul_selfatt_valatt',
+                                           '_backward_interleaved_matmul_selfatt_valatt')
 
 
 # -------------------------------------------------------------------------------------------------
@@ -447,12 +454,9 @@ class interleaved_matmul_encdec_qk:
         work = _work_dtype(queries.dtype)
         q = _to_heads(xp, queries, attrs.heads, 1, work)[0]
         k = _to_heads(xp, keys_values, attrs.heads, 2, work)[0]
-        out = xp.matmul(q, k.swapaxes(1, 2)) * _scale(q.shape[-1], work)
-        return out.astype(queries.dtype, copy=False)
+        return _scores(xp, q, k, work).astype(queries.dtype, copy=False)
 
-    def gradient(F, attrs, inputs, outputs, ograds):
-        grads = F._backward_interleaved_matmul_encdec_qk(ograds[0], *inputs, **attrs)
-        return [grads[0], grads[1]]
+    gradient = _through_backward('_backward_interleaved_matmul_encdec_qk')
 
 
 @register('_backward_interleaved_matmul_encdec_qk')
@@ -466,32 +470,18 @@ class _backward_interleaved_matmul_encdec_qk:
     num_outputs = 2
     infer_shape = _backward_infer(_encdec_qk_shapes)
     infer_type = _same_dtype_outputs(2)
+    gradient = _bilinear_backward_gradient('_contrib_interleaved_matmul_encdec_qk',
+                                           '_backward_interleaved_matmul_encdec_qk')
 
     def compute(xp, attrs, ograd, queries, keys_values):
         work = _work_dtype(queries.dtype)
         batch = queries.shape[1]
         q = _to_heads(xp, queries, attrs.heads, 1, work)[0]
         k = _to_heads(xp, keys_values, attrs.heads, 2, work)[0]
-        grad = ograd.astype(work, copy=False)
-        scale = _scale(q.shape[-1], work)
-        d_q = xp.matmul(grad, k) * scale
-        d_k = xp.matmul(grad.swapaxes(1, 2), q) * scale
+        d_q, d_k = _scores_backward(xp, ograd, q, k, work)
         d_kv = xp.stack([d_k, xp.zeros_like(d_k)])
         return (_from_heads(d_q[None], batch).astype(queries.dtype, copy=False),
                 _from_heads(d_kv, batch).astype(keys_values.dtype, copy=False))
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        # bilinear: d/dG = forward(Cq, KV) + forward(Q, Ckv), d/dQ = backward(G, Q, Ckv)[0],
-        # d/dKV = backward(G, Cq, KV)[1]
-        (grad, queries, keys_values), (cot_q, cot_kv) = inputs, ograds
-        heads = attrs.heads
-        run, back = F._contrib_interleaved_matmul_encdec_qk, \
-            F._backward_interleaved_matmul_encdec_qk
-        d_grad = _add(None if cot_q is None else run(cot_q, keys_values, heads=heads),
-                      None if cot_kv is None else run(queries, cot_kv, heads=heads))
-        d_q = None if cot_kv is None else back(grad, queries, cot_kv, heads=heads)[0]
-        d_kv = None if cot_q is None else back(grad, cot_q, keys_values, heads=heads)[1]
-        return [d_grad, d_q, d_kv]
 
 
 @register('_contrib_interleaved_matmul_encdec_valatt')
@@ -521,16 +511,6 @@ class _backward_interleaved_matmul_encdec_valatt:
     num_outputs = 2
     infer_shape = _backward_infer(_encdec_valatt_shapes)
     infer_type = _same_dtype_outputs(2)
-    gradient = _valatt_backward_gradient('_contrib_interleaved_matmul_encdec_valatt',
-                                         '_backward_interleaved_matmul_encdec_valatt')
-
-    def compute(xp, attrs, ograd, keys_values, attention):
-        dtype = keys_values.dtype
-        work = _work_dtype(dtype)
-        batch = keys_values.shape[1]
-        v = _to_heads(xp, keys_values, attrs.heads, 2, work)[1]
-        grad = _to_heads(xp, ograd, attrs.heads, 1, work)[0]
-        d_v = xp.matmul(attention.astype(work, copy=False).swapaxes(1, 2), grad)
-        d_att = xp.matmul(grad, v.swapaxes(1, 2))
-        return (_from_heads(xp.stack([xp.zeros_like(d_v), d_v]), batch).astype(dtype, copy=False),
-                d_att.astype(attention.dtype, copy=False))
+    compute = _weighted_values_backward(groups=2)
+    gradient = _bilinear_backward_gradient('_contrib_interleaved_matmul_encdec_valatt',
+                                           '_backward_interleaved_matmul_encdec_valatt')

@@ -23,8 +23,8 @@ Everything follows MXNet 1.9.1's CPU kernels, quirks included (checked against M
   float operations, so the matching decisions are MXNet's.
 
 Non-maximum suppression is greedy and sequential by nature (a box is kept when no kept box
-ranked above it overlaps it), so it loops over ranks, each step vectorised over the batch and
-the boxes ranked below.
+ranked above it overlaps it), so it loops over the boxes kept, image by image, each step
+vectorised over the candidates still left below.
 """
 import numpy as np
 
@@ -586,10 +586,10 @@ def _nms_rows(xp, attrs, data):
     boxes = xp.take_along_axis(data, order[..., None], axis=1)
     coords = boxes[..., attrs.coord_start:attrs.coord_start + 4]
     ids = boxes[..., attrs.id_index].astype(np.int64) if attrs.id_index >= 0 else None
+    threshold = np.float32(attrs.overlap_thresh)
 
     def suppresses(b, r, later):
-        hit = _box_iou(xp, coords[b, r], coords[b, later], attrs.in_format) > \
-            np.float32(attrs.overlap_thresh)
+        hit = _box_iou(xp, coords[b, r], coords[b, later], attrs.in_format) > threshold
         if ids is not None and not attrs.force_suppress:
             hit &= ids[b, later] == ids[b, r]
         return hit

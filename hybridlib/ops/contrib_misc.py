@@ -36,22 +36,17 @@ import numpy as np
 from ..base import DTypeError, MXNetAssertionError, MXNetError, ShapeError
 from ..context import current_context
 from .attrs import Bool, Float, Int, Shape, Str
+from .contrib import _exp, _work_dtype
 from .control_flow import _frontend_is_symbol, _is_symbol
 from .creation import _no_gradient
 from .elemwise import _round_half_away
 from .frontend import PYTHON_FUNCTIONS
 from .indexing import Embedding as _EMBEDDING
 from .norm import BatchNorm as _BATCH_NORM
-from .registry import merge_shape, normalize_axis, register, same_dtype, zero_gradient
+from .registry import (add_gradients, merge_shape, normalize_axis, register, same_dtype,
+                       zero_gradient)
 
 __all__ = []
-
-
-def _add(a, b):
-    """Sum of two gradient contributions, either of which may be None."""
-    if a is None:
-        return b
-    return a if b is None else a + b
 
 
 # -------------------------------------------------------------------------------------------------
@@ -296,7 +291,8 @@ def _index_copy_shapes(old, index, new):
     return old, index, new
 
 
-def _copy_rows(xp, index, rows):
+def _copy_rows(index, rows):
+    """``index_vector`` as row indices (floats truncate), which must lie in [0, rows)."""
     idx = index.astype(np.int64)
     if idx.size and bool(((idx < 0) | (idx >= rows)).any()):
         raise MXNetError(f'index_copy: index_vector holds {idx.tolist()}, outside the {rows} '
@@ -318,7 +314,7 @@ class _contrib_index_copy:
 
     def compute(xp, attrs, old_tensor, index_vector, new_tensor):
         _index_copy_shapes(old_tensor.shape, index_vector.shape, new_tensor.shape)
-        idx = _copy_rows(xp, index_vector, old_tensor.shape[0])
+        idx = _copy_rows(index_vector, old_tensor.shape[0])
         out = old_tensor.copy()
         out[idx] = new_tensor
         return out
@@ -350,7 +346,7 @@ class _contrib_backward_index_copy:
     num_outputs = 3
 
     def compute(xp, attrs, ograd, old_tensor, index_vector, new_tensor):
-        idx = _copy_rows(xp, index_vector, ograd.shape[0])
+        idx = _copy_rows(index_vector, ograd.shape[0])
         d_old = ograd.copy()
         d_old[idx] = 0
         return d_old, xp.zeros_like(index_vector), ograd[idx]
@@ -371,7 +367,7 @@ class _contrib_backward_index_copy:
         if u is not None:
             d_ograd = F._contrib_backward_index_copy(u, old, index, new)[0]
         if v is not None:
-            d_ograd = _add(d_ograd, F._backward_take(v, index, old, axis=0))
+            d_ograd = add_gradients(d_ograd, F._backward_take(v, index, old, axis=0))
         return [d_ograd, None, None, None]
 
 
@@ -536,13 +532,9 @@ def _hawkes_type(dtypes, what):
     return [np.dtype(np.int32) if n == 'marks' else dtype for n in _HAWKES_INPUTS], dtype
 
 
-def _hawkes_exp(xp, x):
-    """exp in float64, rounded to the input's dtype (float32: what C's expf gives)."""
-    return xp.exp(x.astype(np.float64)).astype(x.dtype, copy=False)
-
-
 def _hawkes_points(xp, lags, marks, valid_length, num_marks):
-    """Per point j (a column): its mark per sample, whether it is valid, and the times."""
+    """The number of points (columns of ``lags``) a sweep visits: up to the longest
+    ``valid_length``. Raises on a mark outside [0, num_marks)."""
     if marks.size and bool(((marks < 0) | (marks >= num_marks)).any()):
         raise MXNetError(f'hawkesll: marks must be in [0, {num_marks}), got '
                          f'{marks.min().item()}..{marks.max().item()}')
@@ -551,7 +543,7 @@ def _hawkes_points(xp, lags, marks, valid_length, num_marks):
 
 
 def _hawkes_forward(xp, mu, alpha, beta, state, lags, marks, valid_length, max_time):
-    """(log likelihood (N,), final state (N, K), and the per-sample sweep's buffers)."""
+    """(log likelihood (N,), the state at ``max_time`` (N, K))."""
     n, k = mu.shape
     rows = xp.arange(n)
     dtype = mu.dtype
@@ -564,7 +556,7 @@ def _hawkes_forward(xp, mu, alpha, beta, state, lags, marks, valid_length, max_t
         c = marks[:, j].astype(np.int64)
         t = xp.where(live, t + lags[:, j], t)
         d = t - last[rows, c]
-        ed = _hawkes_exp(xp, -beta[c] * d)
+        ed = _exp(xp, -beta[c] * d)
         s = state[rows, c]
         lda = mu[rows, c] + alpha[c] * beta[c] * s * ed
         comp = mu[rows, c] * d + alpha[c] * s * (1 - ed)
@@ -573,7 +565,7 @@ def _hawkes_forward(xp, mu, alpha, beta, state, lags, marks, valid_length, max_t
         state[rows, c] = xp.where(live, 1 + s * ed, s)
         last[rows, c] = xp.where(live, t, last[rows, c])
     d = max_time[:, None] - last
-    ed = _hawkes_exp(xp, -beta * d)
+    ed = _exp(xp, -beta * d)
     remaining = mu * d + alpha * state * (1 - ed)
     return ll - remaining.sum(axis=1), ed * state
 
@@ -594,7 +586,7 @@ def _hawkes_backward(xp, ograd, mu, alpha, beta, state, lags, marks, valid_lengt
         t = xp.where(live, t + lags[:, j], t)
         d = t - last[rows, c]
         a, b = alpha[c], beta[c]
-        ed = _hawkes_exp(xp, -b * d)
+        ed = _exp(xp, -b * d)
         s, ds = phi[rows, c], dphi[rows, c]
         lda = xp.where(live, mu[rows, c] + a * b * s * ed, 1)
         g_mu[rows, c] += xp.where(live, 1 / lda - d, 0)
@@ -605,7 +597,7 @@ def _hawkes_backward(xp, ograd, mu, alpha, beta, state, lags, marks, valid_lengt
         phi[rows, c] = xp.where(live, 1 + s * ed, s)
         last[rows, c] = xp.where(live, t, last[rows, c])
     d = max_time[:, None] - last
-    ed = _hawkes_exp(xp, -beta * d)
+    ed = _exp(xp, -beta * d)
     g = ograd[:, None]
     g_mu = g * (g_mu - d)
     g_alpha = g * (g_alpha - phi * (1 - ed))
@@ -689,14 +681,15 @@ class _contrib_backward_hawkesll:
 _QUADRATIC_ATTRS = dict(a=Float(0), b=Float(0), c=Float(0))
 
 
-def _float_work(xp, x):
+def _float_work(x):
     """``x`` in the dtype MXNet's float parameters meet it in: float64 stays, the rest is
     float32 (integer results truncate back)."""
-    return x if x.dtype == np.float64 else x.astype(np.float32)
+    return x.astype(_work_dtype(x.dtype), copy=False)
 
 
 def _param(value, x):
-    return np.float64(value) if x.dtype == np.float64 else np.float32(value)
+    """A float attribute in the work dtype of ``x``."""
+    return _work_dtype(x.dtype).type(value)
 
 
 @register('_contrib_quadratic')
@@ -710,7 +703,7 @@ class _contrib_quadratic:
     inplace = ((0, 0),)
 
     def compute(xp, attrs, data):
-        x = _float_work(xp, data)
+        x = _float_work(data)
         out = _param(attrs.a, x) * x * x + _param(attrs.b, x) * x + _param(attrs.c, x)
         return out.astype(data.dtype, copy=False)
 
@@ -726,9 +719,9 @@ class _contrib_backward_quadratic:
     attrs = _QUADRATIC_ATTRS
 
     def compute(xp, attrs, ograd, data):
-        x = _float_work(xp, data)
+        x = _float_work(data)
         slope = 2 * _param(attrs.a, x) * x + _param(attrs.b, x)
-        return (_float_work(xp, ograd) * slope).astype(ograd.dtype, copy=False)
+        return (_float_work(ograd) * slope).astype(ograd.dtype, copy=False)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         ograd, data = inputs
@@ -740,8 +733,10 @@ class _contrib_backward_quadratic:
 _MULTIPLIER_ATTRS = dict(scalar=Float(1), is_int=Bool(True))
 
 
-def _scaled(xp, attrs, data):
-    return (_float_work(xp, data) * _param(attrs.scalar, data)).astype(data.dtype, copy=False)
+def _multiplied_gradient(F, attrs, inputs, outputs, ograds):
+    # both operators are linear with slope ``scalar``: their gradient is the backward operator
+    return [F._contrib_backward_gradientmultiplier(ograds[0], scalar=attrs.scalar,
+                                                   is_int=attrs.is_int)]
 
 
 @register('_contrib_gradientmultiplier')
@@ -753,13 +748,10 @@ class _contrib_gradientmultiplier:
     inputs = ('data',)
     attrs = _MULTIPLIER_ATTRS
     inplace = ((0, 0),)
+    gradient = _multiplied_gradient
 
     def compute(xp, attrs, data):
         return data.copy()
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        return [F._contrib_backward_gradientmultiplier(ograds[0], scalar=attrs.scalar,
-                                                       is_int=attrs.is_int)]
 
 
 @register('_contrib_backward_gradientmultiplier')
@@ -769,13 +761,10 @@ class _contrib_backward_gradientmultiplier:
     inputs = ('data',)
     attrs = _MULTIPLIER_ATTRS
     inplace = ((0, 0),)
+    gradient = _multiplied_gradient
 
     def compute(xp, attrs, data):
-        return _scaled(xp, attrs, data)
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        return [F._contrib_backward_gradientmultiplier(ograds[0], scalar=attrs.scalar,
-                                                       is_int=attrs.is_int)]
+        return (_float_work(data) * _param(attrs.scalar, data)).astype(data.dtype, copy=False)
 
 
 def _straight_through(F, attrs, inputs, outputs, ograds):
@@ -826,7 +815,7 @@ class _contrib_allclose:
         if a.dtype != b.dtype:
             raise DTypeError(f'allclose: a ({a.dtype.name}) and b ({b.dtype.name}) must have '
                              'the same dtype')
-        wa, wb = _float_work(xp, a), _float_work(xp, b)
+        wa, wb = _float_work(a), _float_work(b)
         tolerance = _param(attrs.atol, wb) + _param(attrs.rtol, wb) * xp.abs(wb)
         # floats subtract in their own precision (inf - inf is NaN, decided below); integers
         # without wrapping around

@@ -358,16 +358,14 @@ class _copyto:
         return [F._copyto(ograds[0], ctx=source)]
 
 
-def _check_dense(attrs):
-    check_stype(attrs.stype, 'cast_storage')
-
-
 @register('cast_storage')
 class cast_storage:
     """The input in storage ``stype``: only 'default' (dense) exists here, so a copy."""
     inputs = ('data',)
     attrs = dict(stype=Str(choices=('default', 'row_sparse', 'csr')))
-    check = _check_dense
+
+    def check(attrs):
+        check_stype(attrs.stype, 'cast_storage')
 
     def compute(xp, attrs, data):
         return data.copy()

@@ -98,7 +98,7 @@ class _State:
 class CustomParams(Params):
     """The attributes of one Custom call or node (``op_type`` and the string kwargs), with the
     prop they make, its lists, and the operators it created."""
-    __slots__ = ('op_type', 'prop', 'arguments', 'outputs', 'aux_states', 'bwd_idx',
+    __slots__ = ('op_type', 'prop', 'arguments', 'outputs', 'aux_states', 'backward_deps',
                  '_states', '_last')
 
     def __init__(self, params):
@@ -125,7 +125,7 @@ class CustomParams(Params):
             raise MXNetError(
                 f'Custom operator {self.op_type!r}: declare_backward_dependency returned ids '
                 f'{bad}; valid ids are 0..{len(ids) - 1} (output gradients, inputs, outputs)')
-        self.bwd_idx = tuple(deps)
+        self.backward_deps = tuple(self._dependency(d) for d in deps)
         self._states = {}
         self._last = None
 
@@ -139,6 +139,16 @@ class CustomParams(Params):
     def _names(self, method):
         names = self._call(f'{method}()', getattr(self.prop, method))
         return tuple(str(n) for n in names)
+
+    def _dependency(self, idx):
+        """A backward dependency id as (MXNet's list, position in it): ``'out_grad'``,
+        ``'in_data'`` or ``'out_data'``."""
+        n_out, n_args = len(self.outputs), len(self.arguments)
+        if idx < n_out:
+            return 'out_grad', idx
+        if idx < n_out + n_args:
+            return 'in_data', idx - n_out
+        return 'out_data', idx - n_out - n_args
 
     @property
     def num_args(self):
@@ -195,10 +205,6 @@ def _spec(params):
     """The CustomParams of ``params`` (re-parsed when a copy lost them)."""
     if isinstance(params, CustomParams):
         return params
-    return CustomParams(params)
-
-
-def _parse(params):
     return CustomParams(params)
 
 
@@ -317,7 +323,7 @@ class Custom:
     open_attrs = True
     attrs = {'op_type': Str(doc='Name of the custom operator: the name passed to '
                                 '`mx.operator.register`.')}
-    check = _parse
+    check = CustomParams
     train_aware = True
     infer_shape = infer_shape
     infer_type = infer_type
@@ -347,18 +353,15 @@ class Custom:
 
     def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
         spec = _spec(attrs)
-        n_out, n_args = len(spec.outputs), spec.num_args
+        n_args = spec.num_args
         if not n_args:
             return [None] * len(inputs)
         deps = []
-        for idx in spec.bwd_idx:
-            if idx < n_out:
-                g = ograds[idx]
-                deps.append(F.zeros_like(outputs[idx]) if g is None else g)
-            elif idx < n_out + n_args:
-                deps.append(inputs[idx - n_out])
+        for kind, i in spec.backward_deps:
+            if kind == 'out_grad':
+                deps.append(F.zeros_like(outputs[i]) if ograds[i] is None else ograds[i])
             else:
-                deps.append(outputs[idx - n_out - n_args])
+                deps.append((inputs if kind == 'in_data' else outputs)[i])
         link = BackwardLink(spec, [x._known_shape() for x in inputs],
                             [x._known_dtype() for x in inputs])
         grads = F._backward_Custom(*deps, *inputs[n_args:], forward=link)
@@ -406,31 +409,19 @@ def _link(attrs):
 
 def _backward_names(params):
     spec = _link(params).spec
-    n_out, n_args = len(spec.outputs), spec.num_args
-    names = []
-    for idx in spec.bwd_idx:
-        if idx < n_out:
-            names.append(f'out_grad_{spec.outputs[idx]}')
-        elif idx < n_out + n_args:
-            names.append(f'in_data_{spec.arguments[idx - n_out]}')
-        else:
-            names.append(f'out_data_{spec.outputs[idx - n_out - n_args]}')
-    return names + [f'aux_{n}' for n in spec.aux_states]
+    names = {'out_grad': spec.outputs, 'in_data': spec.arguments, 'out_data': spec.outputs}
+    return ([f'{kind}_{names[kind][i]}' for kind, i in spec.backward_deps] +
+            [f'aux_{n}' for n in spec.aux_states])
 
 
 def _backward_inputs(link, values):
     """The declared dependencies placed as MXNet's backward lists them (None elsewhere)."""
     spec = link.spec
-    n_out, n_args = len(spec.outputs), spec.num_args
-    out_grad, in_data, out_data = [None] * n_out, [None] * n_args, [None] * n_out
-    for idx, value in zip(spec.bwd_idx, values):
-        if idx < n_out:
-            out_grad[idx] = value
-        elif idx < n_out + n_args:
-            in_data[idx - n_out] = value
-        else:
-            out_data[idx - n_out - n_args] = value
-    return out_grad, in_data, out_data
+    lists = {'out_grad': [None] * len(spec.outputs), 'in_data': [None] * spec.num_args,
+             'out_data': [None] * len(spec.outputs)}
+    for (kind, i), value in zip(spec.backward_deps, values):
+        lists[kind][i] = value
+    return lists['out_grad'], lists['in_data'], lists['out_data']
 
 
 @register('_backward_Custom')
@@ -465,7 +456,7 @@ class _backward_Custom:
     def compute(xp, attrs, *inputs, is_train=False):
         link = _link(attrs)
         spec = link.spec
-        n_dep = len(spec.bwd_idx)
+        n_dep = len(spec.backward_deps)
         out_grad, in_data, out_data = _backward_inputs(link, inputs[:n_dep])
         ctx = _context(inputs)
         state = spec.backward_state(ctx, link, in_data + list(inputs[n_dep:]))

@@ -113,15 +113,17 @@ def bind_arguments(op, args, kwargs, extras, pyname=None):
     extra_values = {k: kwargs.pop(k) for k in extras if k in kwargs}
     # MXNet takes hidden attributes (__layout__, ...) as keywords: a Symbol records them as
     # node attributes, an NDArray call ignores them
-    hidden = {k: str(kwargs.pop(k)) for k in list(kwargs)
-              if k.startswith('__') and k.endswith('__')}
-    # ... and lr_mult=0 as __lr_mult__ (the keys MXNet's C++ layer hides that way)
-    hidden.update({f'__{k}__': str(kwargs.pop(k)) for k in HIDDEN_KEYS if k in kwargs})
-    if not op.attrs and not op.open_attrs and op.variadic is None:
-        # an operator without attributes takes any keyword as MXNet's do: recorded on a
-        # Symbol, ignored by an NDArray call (zeros_like(x, dtype='int32') is float32 there)
-        hidden.update({k: format_value(kwargs.pop(k)) for k in list(kwargs)
-                       if k not in op.inputs})
+    hidden = {}
+    for key in list(kwargs):
+        if key.startswith('__') and key.endswith('__'):
+            hidden[key] = str(kwargs.pop(key))
+        elif key in HIDDEN_KEYS:        # lr_mult=0 is __lr_mult__, as MXNet's C++ layer has it
+            hidden[f'__{key}__'] = str(kwargs.pop(key))
+        elif not op.attrs and not op.open_attrs and op.variadic is None \
+                and key not in op.inputs:
+            # an operator without attributes takes any keyword as MXNet's do: recorded on a
+            # Symbol, ignored by an NDArray call (zeros_like(x, dtype='int32') is float32)
+            hidden[key] = format_value(kwargs.pop(key))
     if hidden and 'attr' in extras:
         extra_values['attr'] = dict(hidden, **(extra_values.get('attr') or {}))
     given_inputs, given = {}, {}

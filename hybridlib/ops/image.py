@@ -27,20 +27,16 @@ import math
 import numpy as np
 
 from ..base import DTypeError, ShapeError
+from ..context import cpu, transfer
 from .. import random as _random
 from .attrs import Bool, Float, FloatTuple, Int, Shape
 from .creation import _no_gradient
 from .registry import merge_shape, register
 
-__all__ = ['cv_resize', 'copy_make_border']
+__all__ = []
 
 _COEF_SCALE = 2048          # OpenCV's INTER_RESIZE_COEF_SCALE: 11-bit fixed-point weights
 _F32 = np.float32
-
-
-def _host(a):
-    """A numpy copy of a (numpy or cupy) array."""
-    return a.get() if hasattr(a, 'get') else np.asarray(a)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -242,6 +238,25 @@ def _work_dtype(dtype):
     return np.dtype(_F32)
 
 
+def _nearest_index(n_in, n_out):
+    """OpenCV's INTER_NEAREST: the source index of each of ``n_out`` pixels along one axis."""
+    return np.minimum(np.floor(np.arange(n_out) * (1.0 / (n_out / n_in))),
+                      n_in - 1).astype(np.int64)
+
+
+def _resize_path(h, w, out_h, out_w, interp):
+    """The path cv::resize takes from (h, w) to (out_h, out_w) for ``interp`` (not nearest):
+    ``(interp, area, factors)``, bilinear halving turned into area averaging as OpenCV does,
+    ``area`` when it averages areas (shrinking in area mode) and ``factors`` (sy, sx) when the
+    scales are integers (resizeAreaFast), else None. Scales are computed as OpenCV's."""
+    scale_x, scale_y = 1.0 / (out_w / w), 1.0 / (out_h / h)
+    fast = all(abs(s - round(s)) < np.finfo(np.float64).eps for s in (scale_x, scale_y))
+    if interp == 1 and fast and round(scale_x) == 2 and round(scale_y) == 2:
+        interp = 3                      # OpenCV: halving is the same as area averaging
+    area = interp == 3 and scale_x >= 1 and scale_y >= 1
+    return interp, area, ((round(scale_y), round(scale_x)) if area and fast else None)
+
+
 def cv_resize(xp, img, out_w, out_h, interp):
     """``img`` (..., H, W, C) resized to (..., out_h, out_w, C) as OpenCV's cv::resize.
 
@@ -260,18 +275,13 @@ def cv_resize(xp, img, out_w, out_h, interp):
     if (h, w) == (out_h, out_w):
         return img.copy()
     if interp == 0:
-        rows = np.minimum(np.floor(np.arange(out_h) * (1.0 / (out_h / h))), h - 1)
-        cols = np.minimum(np.floor(np.arange(out_w) * (1.0 / (out_w / w))), w - 1)
-        out = xp.take(img, xp.asarray(rows.astype(np.int64)), axis=-3)
-        return xp.take(out, xp.asarray(cols.astype(np.int64)), axis=-2)
-    scale_x, scale_y = 1.0 / (out_w / w), 1.0 / (out_h / h)
-    fast = all(abs(s - round(s)) < np.finfo(np.float64).eps for s in (scale_x, scale_y))
-    if interp == 1 and fast and round(scale_x) == 2 and round(scale_y) == 2:
-        interp = 3                      # OpenCV: halving is the same as area averaging
+        out = xp.take(img, xp.asarray(_nearest_index(h, out_h)), axis=-3)
+        return xp.take(out, xp.asarray(_nearest_index(w, out_w)), axis=-2)
+    interp, area, factors = _resize_path(h, w, out_h, out_w, interp)
     work = _work_dtype(dtype)
-    if interp == 3 and scale_x >= 1 and scale_y >= 1:
-        if fast:
-            return _area_fast(xp, img, round(scale_y), round(scale_x), work)
+    if area:
+        if factors:
+            return _area_fast(xp, img, *factors, work)
         rows = _sum_taps(xp, img.astype(work), -2, *_area_taps(w, out_w))
         return _round_to(xp, _sum_taps(xp, rows, -3, *_area_taps(h, out_h)), dtype)
     taps_y = _generic_taps(h, out_h, interp, False)
@@ -297,16 +307,11 @@ def _resize_matrices(h, w, out_h, out_w, interp):
     if (h, w) == (out_h, out_w):
         return np.eye(h), np.eye(w)
     if interp == 0:
-        rows = np.minimum(np.floor(np.arange(out_h) * (1.0 / (out_h / h))), h - 1)
-        cols = np.minimum(np.floor(np.arange(out_w) * (1.0 / (out_w / w))), w - 1)
-        return np.eye(h)[rows.astype(int)], np.eye(w)[cols.astype(int)]
-    scale_x, scale_y = w / out_w, h / out_h
-    fast = all(abs(s - round(s)) < np.finfo(np.float64).eps for s in (scale_x, scale_y))
-    if interp == 1 and fast and round(scale_x) == 2 and round(scale_y) == 2:
-        interp = 3
-    if interp == 3 and scale_x >= 1 and scale_y >= 1:
-        if fast:
-            sy, sx = round(scale_y), round(scale_x)
+        return np.eye(h)[_nearest_index(h, out_h)], np.eye(w)[_nearest_index(w, out_w)]
+    interp, area, factors = _resize_path(h, w, out_h, out_w, interp)
+    if area:
+        if factors:
+            sy, sx = factors
             return (np.kron(np.eye(out_h), np.full((1, sy), 1.0 / sy)),
                     np.kron(np.eye(out_w), np.full((1, sx), 1.0 / sx)))
         return _taps_matrix(h, *_area_taps(h, out_h)), _taps_matrix(w, *_area_taps(w, out_w))
@@ -350,14 +355,8 @@ def _border_index(p, n, kind):
 def copy_make_border(xp, img, top, bot, left, right, border_type, value, values):
     """``img`` (H, W[, C]) padded as OpenCV's cv::copyMakeBorder (``border_type`` 0 constant,
     1 replicate, 2 reflect, 3 wrap, 4 reflect_101; the isolated flag 16 changes nothing for a
-    whole image)."""
-    kind = _BORDERS.get(border_type & ~16)
-    if kind is None:
-        raise ValueError(f'copyMakeBorder: unknown border type {border_type}; OpenCV has 0 '
-                         'constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect_101')
-    if min(top, bot, left, right) < 0:
-        raise ValueError(f'copyMakeBorder: margins must not be negative, got top={top}, '
-                         f'bot={bot}, left={left}, right={right}')
+    whole image). ``_cvcopyMakeBorder``'s check has validated the type and the margins."""
+    kind = _BORDERS[border_type & ~16]
     h, w = img.shape[0], img.shape[1]
     if kind != 'constant':
         rows = [_border_index(p, h, kind) for p in range(-top, h + bot)]
@@ -406,7 +405,7 @@ def _pass_through(F, attrs, inputs, outputs, ograds):
 
 def _uniform(xp, low, high, size=None):
     """Draws from U[low, high) on the generator of ``xp`` (as numpy float64)."""
-    u = _host(_random.generator(xp).random(1 if size is None else size))
+    u = transfer(_random.generator(xp).random(1 if size is None else size), cpu(), copy=False)
     values = low + (high - low) * u
     return float(values[0]) if size is None else values
 
@@ -443,18 +442,13 @@ class _image_to_tensor:
         return [F.Cast(F.transpose(ograds[0], axes=axes) / 255.0, dtype=inputs[0].dtype)]
 
 
-def _channels_of(shape):
-    return shape[0] if len(shape) == 3 else shape[1]
-
-
 def _check_normalize(attrs, shape):
     if shape is None:
         return
     if len(shape) not in (3, 4):
         raise ShapeError(f'_image_normalize: input tensor must have shape (channels, height, '
                          f'width), or (N, channels, height, width), but got {tuple(shape)}')
-    channels = _channels_of(shape)
-    which = 'first' if len(shape) == 3 else 'second'
+    channels, which = (shape[0], 'first') if len(shape) == 3 else (shape[1], 'second')
     if channels not in (0, 1, 3):
         raise ShapeError(f'_image_normalize: the {which} dimension of input tensor must be the '
                          f'channel dimension with either 1 or 3 elements, but got input with '
@@ -467,11 +461,10 @@ def _check_normalize(attrs, shape):
                              f'elements, but got {tuple(value)}')
 
 
-def _per_channel(xp, values, shape, dtype):
-    """A tuple of per-channel values shaped to broadcast over a (C, H, W)/(N, C, H, W) array."""
-    channels = _channels_of(shape)
-    values = list(values) * (channels if len(values) == 1 else 1)
-    column = np.asarray(values, np.float64).reshape((channels, 1, 1))
+def _per_channel(xp, values, dtype):
+    """Per-channel values (one, or one per channel) as a (k, 1, 1) column that broadcasts
+    over a (C, H, W)/(N, C, H, W) array."""
+    column = np.asarray(values, np.float64).reshape((-1, 1, 1))
     return xp.asarray(column.astype(dtype) if np.dtype(dtype).kind == 'f' else column)
 
 
@@ -491,13 +484,13 @@ class _image_normalize:
     def compute(xp, attrs, data):
         _check_normalize(attrs, data.shape)
         if data.dtype.kind == 'f':
-            mean = _per_channel(xp, attrs.mean, data.shape, data.dtype)
-            std = _per_channel(xp, attrs.std, data.shape, data.dtype)
+            mean = _per_channel(xp, attrs.mean, data.dtype)
+            std = _per_channel(xp, attrs.std, data.dtype)
             return (data - mean) / std
         # C++: DType mean = param.mean[i] (truncation), (in - mean) / std in int arithmetic
         with np.errstate(all='ignore'):
-            mean = _per_channel(xp, attrs.mean, data.shape, np.float64).astype(np.int64)
-            std = _per_channel(xp, attrs.std, data.shape, np.float64).astype(np.int64)
+            mean = _per_channel(xp, attrs.mean, np.float64).astype(np.int64)
+            std = _per_channel(xp, attrs.std, np.float64).astype(np.int64)
             diff = data.astype(np.int64) - mean
             quotient = xp.abs(diff) // xp.abs(std) * xp.sign(diff) * xp.sign(std)
         return quotient.astype(data.dtype)
@@ -957,5 +950,6 @@ class _image_random_lighting:
 
     def compute(xp, attrs, data):
         _color_image(data.shape, '_image_random_lighting')
-        alpha = _host(_random.generator(xp).standard_normal(3)) * attrs.alpha_std
+        alpha = transfer(_random.generator(xp).standard_normal(3), cpu(), copy=False)
+        alpha = alpha * attrs.alpha_std
         return _lighting(xp, data, alpha.astype(_F32))

@@ -224,16 +224,20 @@ def _norm(xp, x):
     return xp.sqrt((x * x).sum()).reshape(1)
 
 
+_LAMB_PHASE1, _LAMB_PHASE2 = _compute_of('lamb_update_phase1'), _compute_of('lamb_update_phase2')
+_MP_LAMB_PHASE1 = _compute_of('mp_lamb_update_phase1')
+_MP_LAMB_PHASE2 = _compute_of('mp_lamb_update_phase2')
+
+
 def _lamb_step(xp, a, weight, grad, mean, var):
-    direction = _compute_of('lamb_update_phase1')(xp, a, weight, grad, mean, var)
-    return _compute_of('lamb_update_phase2')(xp, a, weight, direction, _norm(xp, weight),
-                                             _norm(xp, direction))
+    direction = _LAMB_PHASE1(xp, a, weight, grad, mean, var)
+    return _LAMB_PHASE2(xp, a, weight, direction, _norm(xp, weight), _norm(xp, direction))
 
 
 def _mp_lamb_step(xp, a, weight, grad, mean, var, weight32):
-    direction = _compute_of('mp_lamb_update_phase1')(xp, a, weight, grad, mean, var, weight32)
-    return _compute_of('mp_lamb_update_phase2')(xp, a, weight, direction, _norm(xp, weight32),
-                                                _norm(xp, direction), weight32)
+    direction = _MP_LAMB_PHASE1(xp, a, weight, grad, mean, var, weight32)
+    return _MP_LAMB_PHASE2(xp, a, weight, direction, _norm(xp, weight32), _norm(xp, direction),
+                           weight32)
 
 
 _MULTI_LAMB = dict(learning_rates=FloatTuple(), beta1=Float(0.9), beta2=Float(0.999),
@@ -274,9 +278,13 @@ def _array_names(attrs):
     return tuple(f'array_{i}' for i in range(attrs.num_arrays))
 
 
+def _check_num_arrays(attrs, given):
+    if given != attrs.num_arrays:
+        raise ShapeError(f'num_arrays={attrs.num_arrays} but {given} inputs are given')
+
+
 def _sum_sq_shape(attrs, *shapes):
-    if len(shapes) != attrs.num_arrays:
-        raise ShapeError(f'num_arrays={attrs.num_arrays} but {len(shapes)} inputs are given')
+    _check_num_arrays(attrs, len(shapes))
     return list(shapes), [(attrs.num_arrays,)]
 
 
@@ -342,8 +350,7 @@ class reset_arrays:
     gradient = zero_gradient
 
     def infer_shape(attrs, *shapes):
-        if len(shapes) != attrs.num_arrays:
-            raise ShapeError(f'num_arrays={attrs.num_arrays} but {len(shapes)} inputs are given')
+        _check_num_arrays(attrs, len(shapes))
         return list(shapes), []
 
     def infer_type(attrs, *dtypes):

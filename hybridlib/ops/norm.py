@@ -36,7 +36,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int, Str
-from .registry import merge_shape, normalize_axis, register, workspace
+from .registry import add_gradients, merge_shape, normalize_axis, register, workspace
 
 __all__ = []
 
@@ -81,13 +81,6 @@ def _same_dtypes(n_outputs):
                 merged = d
         return [merged] * len(dtypes), [merged] * n_outputs
     return infer_type
-
-
-def _add(a, b):
-    """Sum of two gradient contributions, either of which may be None."""
-    if a is None:
-        return b
-    return a if b is None else a + b
 
 
 def _along(F, v, axis, ndim):
@@ -423,8 +416,8 @@ def _bn_backward_gradient(F, attrs, inputs, ograds, is_train):
             dx = -t if fix else -(gam * t)
     if a is not None:
         a_b = _along(F, a, axis, ndim)
-        dg = _add(dg, a_b * xhat)
-        dx = _add(dx, a_b * s * pg)
+        dg = add_gradients(dg, a_b * xhat)
+        dx = add_gradients(dx, a_b * s * pg)
     if b is not None:
         b_b = _along(F, b, axis, ndim)
         dg = F.broadcast_like(b_b, g) if dg is None else dg + b_b

@@ -195,12 +195,11 @@ class _histogram:
         data = data.reshape(-1)
         if attrs.bin_cnt is not None:
             edges, target = _uniform_bins(xp, data, attrs.bin_cnt, *attrs.range)
-            n = attrs.bin_cnt
         else:
-            target = _given_bins(xp, data, bins.astype(data.dtype))
-            edges, n = bins.astype(data.dtype), bins.shape[0] - 1
-        counts = xp.bincount(target[target >= 0], minlength=n).astype(np.int64)
-        return counts, xp.ascontiguousarray(edges.copy())
+            edges = bins.astype(data.dtype)         # a copy: the output owns its edges
+            target = _given_bins(xp, data, edges)
+        counts = xp.bincount(target[target >= 0], minlength=edges.shape[0] - 1)
+        return counts.astype(np.int64), edges
 
     def infer_shape(attrs, data, bins=None):
         if attrs.bin_cnt is not None:

@@ -212,19 +212,14 @@ def _make_gradient(derivatives, vector):
         sample, params = inputs[0], inputs[1:]
         extra = sample.ndim - params[0].ndim
         scale = ograds[0] if attrs.is_log else F.elemwise_mul(ograds[0], outputs[0])
-        if vector:
+        # the parameters get the sample axes (before the vector axis of a Dirichlet's)
+        spread = list(params)
+        for _ in range(extra):
+            spread = [F.expand_dims(p, axis=-2 if vector else -1) for p in spread]
+        if vector and sample.ndim > 1:
             # the density is one value per vector sample: broadcast it over the vector axis
-            spread = [p for p in params]
-            for _ in range(extra):
-                spread = [F.expand_dims(p, axis=-2) for p in spread]
-            if sample.ndim > 1:
-                scale = F.expand_dims(scale, axis=-1)
-            axes = tuple(range(-extra - 1, -1))
-        else:
-            spread = [p for p in params]
-            for _ in range(extra):
-                spread = [F.expand_dims(p, axis=-1) for p in spread]
-            axes = tuple(range(-extra, 0))
+            scale = F.expand_dims(scale, axis=-1)
+        axes = tuple(range(-extra - 1, -1)) if vector else tuple(range(-extra, 0))
         dsample, *dparams = derivatives(F, sample, *spread)
         grads = [None if dsample is None else F.broadcast_mul(scale, dsample)]
         for d in dparams:

@@ -58,7 +58,7 @@ from .attrs import REQUIRED, Attr, format_value, parse_error
 
 __all__ = ['OpDef', 'Params', 'register', 'register_op', 'get', 'find', 'list_ops', 'REGISTRY',
            'same_shape', 'same_dtype', 'merge_shape', 'known', 'broadcast_shape',
-           'zero_gradient', 'normalize_axis', 'unknown_op_error', 'workspace']
+           'zero_gradient', 'add_gradients', 'normalize_axis', 'unknown_op_error', 'workspace']
 
 REGISTRY = {}      # canonical name -> OpDef
 _BY_NAME = {}      # canonical names and aliases -> OpDef
@@ -151,6 +151,13 @@ def same_dtype(attrs, *dtypes):
 def zero_gradient(F, attrs, inputs, outputs, ograds, **_):
     """The gradient of a piecewise-constant operator: nothing flows back."""
     return [None] * len(inputs)
+
+
+def add_gradients(a, b):
+    """Sum of two gradient contributions, either of which may be None (none reached)."""
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 _scratch = threading.local()

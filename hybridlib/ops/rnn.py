@@ -25,9 +25,9 @@ import numpy as np
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int, Str
 from .elemwise import not_differentiable_twice
-from .registry import merge_shape, normalize_axis, register
+from .registry import get, merge_shape, normalize_axis, register
 
-__all__ = []
+__all__ = ['fused_layout']
 
 _GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}
 
@@ -97,6 +97,21 @@ def _layout(cfg, input_size):
             entry['bh'] = (off + GH, (GH,))
             off += 2 * GH
     return layers, off
+
+
+def fused_layout(mode, num_layers, state_size, bidirectional, size):
+    """The matrices of a flat parameter vector of ``size`` elements, as ``_layout`` gives them
+    (``layers[l][d]``: 'wi', 'wh', 'bi', 'bh' -> (offset, shape)), with the input size the
+    vector implies; None when no input size fits (what the legacy ``FusedRNN`` initializer
+    unpacks)."""
+    cfg = _Config(get('RNN').parse_attrs(dict(mode=mode, num_layers=num_layers,
+                                              state_size=state_size,
+                                              bidirectional=bidirectional)))
+    _, without_input = _layout(cfg, 0)
+    input_size, odd = divmod(size - without_input, cfg.D * cfg.G * cfg.H)
+    if odd or input_size <= 0:
+        return None
+    return _layout(cfg, input_size)[0]
 
 
 def _views(flat, layers):

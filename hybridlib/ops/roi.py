@@ -23,19 +23,13 @@ import numpy as np
 from ..base import MXNetError, ShapeError
 from .attrs import Bool, Float, Int, Shape
 from .contrib import _check_rank, _dim, _work_dtype
-from .detection import _as, _roi_shapes, _scatter_add, _taps
+from .detection import _as, _pooled_size_check, _roi_shapes, _scatter_add, _taps
 from .registry import merge_shape, register
 
 __all__ = []
 
 _ATTRS = dict(pooled_size=Shape(), spatial_scale=Float(), sample_ratio=Int(-1),
               position_sensitive=Bool(False), aligned=Bool(False))
-
-
-def _check(attrs):
-    if len(attrs.pooled_size) != 2 or min(attrs.pooled_size) < 1:
-        raise ValueError(f'pooled_size must be 2 positive sizes (height, width), got '
-                         f'{attrs.pooled_size}')
 
 
 def _cells(attrs):
@@ -128,7 +122,6 @@ def _table(data, cells):
 
 
 def _shapes(attrs, data, rois, name):
-    _check_rank(data, 4, 'data (batch, channels, height, width)')
     data, rois = _roi_shapes(data, rois, name)
     channels, cells = _dim(data, 1), _cells(attrs)
     if channels % cells:
@@ -153,7 +146,7 @@ class ROIAlign:
     """
     inputs = ('data', 'rois')
     attrs = _ATTRS
-    check = _check
+    check = _pooled_size_check
 
     def compute(xp, attrs, data, rois):
         work = _work_dtype(data.dtype)
@@ -188,7 +181,7 @@ class _backward_ROIAlign:
     -> the shape of ``data``. Linear in ``ograd``: its own gradient is a ROIAlign."""
     inputs = ('ograd', 'data', 'rois')
     attrs = _ATTRS
-    check = _check
+    check = _pooled_size_check
 
     def compute(xp, attrs, ograd, data, rois):
         work = _work_dtype(data.dtype)

@@ -40,13 +40,13 @@ float16 inputs are computed in float32. MXNet has hidden outputs for some of the
 """
 import numpy as np
 
-from ..base import DTypeError, NotSupportedError, ShapeError
+from ..base import NotSupportedError, ShapeError
+from ..context import cpu, transfer
 from .attrs import Bool, Float, Int, Shape, Str
 from .conv import _float_types
 from .elemwise import _round_half_away
-from . import registry
 from .creation import _no_gradient
-from .registry import Params, merge_shape, register, same_dtype
+from .registry import Params, merge_shape, register
 
 __all__ = []
 
@@ -58,11 +58,6 @@ __all__ = []
 def _work(x):
     """``x`` in the dtype the arithmetic runs in: float32 for float16."""
     return x.astype(np.float32) if x.dtype == np.float16 else x
-
-
-def _host(a):
-    """A small array (ROIs) on the host, where its per-ROI bookkeeping runs."""
-    return a.get() if hasattr(a, 'get') else np.asarray(a)
 
 
 def _rank(shape, ndim, what, op):
@@ -120,12 +115,17 @@ def _warp_scale(xp, height, width, dtype):
     return xp.asarray(np.array(scale).reshape(1, 2, 1, 1), dtype=dtype)
 
 
+def _affine_grid(xp, data, height, width):
+    """The affine grid (N, 2, H, W) of the (N, 6) matrices ``data``."""
+    theta = _work(data).reshape(-1, 2, 3)
+    base = _affine_base(xp, height, width, theta.dtype)
+    return xp.matmul(theta, base).reshape(-1, 2, height, width)
+
+
 def _grid(xp, attrs, data):
-    x = _work(data)
     if attrs.transform_type == 'affine':
-        h, w = attrs.target_shape
-        theta = x.reshape(-1, 2, 3)
-        return xp.matmul(theta, _affine_base(xp, h, w, x.dtype)).reshape(-1, 2, h, w)
+        return _affine_grid(xp, data, *attrs.target_shape)
+    x = _work(data)
     _, _, h, w = x.shape
     pos = xp.stack([xp.broadcast_to(xp.arange(w, dtype=x.dtype), (h, w)),
                     xp.broadcast_to(xp.arange(h, dtype=x.dtype)[:, None], (h, w))])
@@ -196,18 +196,6 @@ class _backward_GridGenerator:
 # SpatialTransformer
 # -------------------------------------------------------------------------------------------------
 
-def _sampler_shapes(data, grid, op):
-    data = _rank(data, 4, 'data', op)
-    grid = merge_shape(_rank(grid, 4, 'grid', op), (0, 2, 0, 0),
-                       f'{op}: the grid is (N, 2, H, W)')
-    n = _dim(data, 0) or grid[0]
-    if data is not None and grid[0] and data[0] and data[0] != grid[0]:
-        raise ShapeError(f'{op}: data has batch size {data[0]} but the grid {grid[0]}')
-    grid = (n,) + grid[1:]
-    data = None if data is None else (n,) + data[1:]
-    return data, grid, (n, _dim(data, 1), grid[2], grid[3])
-
-
 def _check_transformer(attrs):
     if len(attrs.target_shape) != 2 or not all(d > 0 for d in attrs.target_shape):
         raise ValueError(f'target_shape must be a positive (H, W), got {attrs.target_shape}')
@@ -235,9 +223,8 @@ class SpatialTransformer:
         return [data, (grid[0], 6)], [out]
 
     def compute(xp, attrs, data, loc):
-        grid = _grid(xp, Params(_affine(attrs)), loc).astype(data.dtype, copy=False)
-        sampler = registry.get('BilinearSampler')
-        return sampler.compute(xp, sampler.parse_attrs({}), data, grid)
+        grid = _affine_grid(xp, loc, *attrs.target_shape).astype(data.dtype, copy=False)
+        return _bilinear_sample(xp, data, grid)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         data, loc = inputs
@@ -270,7 +257,7 @@ def _roi_shapes(attrs, data, rois, op='ROIPooling'):
 def _roi_bins(attrs, rois, batch, height, width):
     """Per ROI, MXNet's integer bin bounds: (batch index (R,), row starts and ends (R, ph),
     column starts and ends (R, pw)), computed in the ROIs' precision (float32 at least)."""
-    r = _host(rois)
+    r = transfer(rois, cpu(), copy=False)      # the per-ROI bookkeeping runs on the host
     r = r.astype(np.float32) if r.dtype == np.float16 else r
     scale = r.dtype.type(attrs.spatial_scale)
     index = r[:, 0].astype(np.int64)
@@ -539,8 +526,7 @@ class Correlation:
         return _correlate(xp, attrs, data1, data2)
 
     def gradient(F, attrs, inputs, outputs, ograds):
-        g1, g2 = F._backward_Correlation(ograds[0], *inputs, **attrs)
-        return [g1, g2]
+        return list(F._backward_Correlation(ograds[0], *inputs, **attrs))
 
 
 @register('_backward_Correlation')
@@ -713,6 +699,16 @@ def _sampler_corners(xp, data, grid):
     return corners, tx, ty
 
 
+def _bilinear_sample(xp, data, grid):
+    """data (N, C, H, W) sampled at the points of grid (N, 2, OH, OW) -> (N, C, OH, OW)."""
+    corners, _, _ = _sampler_corners(xp, data, grid)
+    out = None
+    for flat, valid, weight in corners:
+        term = _gather(xp, data, flat, valid) * weight[:, None, :]
+        out = term if out is None else out + term
+    return out.reshape(data.shape[:2] + grid.shape[2:]).astype(data.dtype)
+
+
 def _gather(xp, data, flat, valid):
     """data (N, C, H, W) at the flat positions (N, P) -> (N, C, P), 0 where not valid."""
     n, c = data.shape[:2]
@@ -721,28 +717,25 @@ def _gather(xp, data, flat, valid):
     return xp.where(valid[:, None, :], values, 0)
 
 
-def _check_sampler(data, grid, op):
+def _sampler_shapes(data, grid, op):
+    """(data, grid, output) shapes of a bilinear sampling, each known in part or None: data
+    (N, C, H, W) and grid (N, 2, OH, OW) -> (N, C, OH, OW)."""
     for name, s in (('data', data), ('grid', grid)):
         if s is not None and len(s) != 4:
             raise ShapeError(f'{op}: {name} must be 4-d, (N, C, H, W) for data and '
                              f'(N, 2, OH, OW) for grid, got {tuple(s)}')
     if grid is not None and grid[1] not in (0, 2):
         raise ShapeError(f'{op}: grid must have 2 channels (x, y), got shape {tuple(grid)}')
-    n = (data or grid or (0,))[0] or (grid or (0,))[0]
     if data is not None and grid is not None and data[0] and grid[0] and data[0] != grid[0]:
         raise ShapeError(f'{op}: data {tuple(data)} and grid {tuple(grid)} must have the same '
                          'batch size')
+    if data is None and grid is None:
+        return None, None, None
+    n = _dim(data, 0) or _dim(grid, 0)
     data = None if data is None else (n,) + tuple(data[1:])
     grid = None if grid is None else (n, 2) + tuple(grid[2:])
-    return data, grid
-
-
-def _float_same(attrs, *dtypes):
-    ins, outs = same_dtype(attrs, *dtypes)
-    if outs[0] is not None and outs[0].kind != 'f':
-        raise DTypeError(f'this operator supports floating point types only, not '
-                         f'{outs[0].name}')
-    return ins, outs
+    out = (n, _dim(data, 1)) + (tuple(grid[2:]) if grid is not None else (0, 0))
+    return data, grid, out
 
 
 @register('BilinearSampler')
@@ -753,27 +746,17 @@ class BilinearSampler:
     both inputs."""
     inputs = ('data', 'grid')
     attrs = dict(cudnn_off=Bool(None))
-    infer_type = _float_same
+    infer_type = _float_types
 
     def infer_shape(attrs, data, grid):
-        data, grid = _check_sampler(data, grid, 'BilinearSampler')
-        if data is None or grid is None:
-            out = None if data is None and grid is None else \
-                ((data or grid)[0], (data or (0, 0))[1]) + tuple((grid or (0, 0, 0, 0))[2:])
-            return [data, grid], [out]
-        return [data, grid], [data[:2] + grid[2:]]
+        data, grid, out = _sampler_shapes(data, grid, 'BilinearSampler')
+        return [data, grid], [out]
 
     def compute(xp, attrs, data, grid):
-        corners, _, _ = _sampler_corners(xp, data, grid)
-        out = None
-        for flat, valid, weight in corners:
-            term = _gather(xp, data, flat, valid) * weight[:, None, :]
-            out = term if out is None else out + term
-        return out.reshape(data.shape[:2] + grid.shape[2:]).astype(data.dtype)
+        return _bilinear_sample(xp, data, grid)
 
     def gradient(F, attrs, inputs, outputs, ograds):
-        grads = F._backward_BilinearSampler(ograds[0], *inputs)
-        return [grads[0], grads[1]]
+        return list(F._backward_BilinearSampler(ograds[0], *inputs))
 
 
 @register('_backward_BilinearSampler')
@@ -787,13 +770,13 @@ class _backward_BilinearSampler:
     gradient = _no_gradient('_backward_BilinearSampler')
 
     def infer_type(attrs, *dtypes):
-        ins, outs = _float_same(attrs, *dtypes)
+        ins, outs = _float_types(attrs, *dtypes)
         return ins, outs * 2
 
     def infer_shape(attrs, ograd, data, grid):
-        data, grid = _check_sampler(data, grid, '_backward_BilinearSampler')
+        data, grid, out = _sampler_shapes(data, grid, '_backward_BilinearSampler')
         if data is not None and grid is not None:
-            ograd = merge_shape(ograd, data[:2] + grid[2:], 'ograd')
+            ograd = merge_shape(ograd, out, 'ograd')
         return [ograd, data, grid], [data, grid]
 
     def compute(xp, attrs, ograd, data, grid):

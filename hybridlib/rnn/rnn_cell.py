@@ -287,6 +287,23 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
 
+    def _i2h_h2h_params(self, i2h_shape, h2h_shape, i2h_weight_initializer,
+                        h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer):
+        """Make the parameters of a cell's input and recurrent transforms, in MXNet's order:
+        ``i2h_weight``, ``h2h_weight`` (of these shapes), ``i2h_bias``, ``h2h_bias`` (one per
+        row of the weights). Unknown sizes (0) are inferred on the first call."""
+        rows = (i2h_shape[0],)
+        self.i2h_weight = self.params.get('i2h_weight', shape=i2h_shape,
+                                          init=i2h_weight_initializer,
+                                          allow_deferred_init=True)
+        self.h2h_weight = self.params.get('h2h_weight', shape=h2h_shape,
+                                          init=h2h_weight_initializer,
+                                          allow_deferred_init=True)
+        self.i2h_bias = self.params.get('i2h_bias', shape=rows, init=i2h_bias_initializer,
+                                        allow_deferred_init=True)
+        self.h2h_bias = self.params.get('h2h_bias', shape=rows, init=h2h_bias_initializer,
+                                        allow_deferred_init=True)
+
 
 class _GatedCell(HybridRecurrentCell):
     """The weights of a cell with ``gates`` gate blocks of ``hidden_size`` rows."""
@@ -298,16 +315,8 @@ class _GatedCell(HybridRecurrentCell):
         self._hidden_size = hidden_size
         self._input_size = input_size
         rows = self._gates * hidden_size
-        self.i2h_weight = self.params.get('i2h_weight', shape=(rows, input_size),
-                                          init=i2h_weight_initializer,
-                                          allow_deferred_init=True)
-        self.h2h_weight = self.params.get('h2h_weight', shape=(rows, hidden_size),
-                                          init=h2h_weight_initializer,
-                                          allow_deferred_init=True)
-        self.i2h_bias = self.params.get('i2h_bias', shape=(rows,), init=i2h_bias_initializer,
-                                        allow_deferred_init=True)
-        self.h2h_bias = self.params.get('h2h_bias', shape=(rows,), init=h2h_bias_initializer,
-                                        allow_deferred_init=True)
+        self._i2h_h2h_params((rows, input_size), (rows, hidden_size), i2h_weight_initializer,
+                             h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
 
     def state_info(self, batch_size=0):
         return [{'shape': (batch_size, self._hidden_size), '__layout__': 'NC'}]

@@ -7,7 +7,7 @@ Arrays are dense in hybridlib: the helpers that build sparse arrays raise ``NotS
 import numpy as np
 
 from .. import ndarray as nd
-from ..base import MXNetAssertionError, NotSupportedError
+from ..base import MXNetAssertionError, check_stype
 from .tolerances import default_context, default_dtype
 
 __all__ = ['random_arrays', 'random_uniform_arrays', 'random_sample', 'rand_shape_2d',
@@ -74,12 +74,6 @@ def rand_coord_2d(x_low, x_high, y_low, y_high):
     return x, y
 
 
-def _sparse_unsupported(what, stype=None):
-    kind = 'sparse storage' if stype is None else 'sparse storage (%r)' % stype
-    return NotSupportedError('%s: %s is not supported; hybridlib arrays are dense (use '
-                             "stype='default')" % (what, kind))
-
-
 def rand_ndarray(shape, stype='default', density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
     """A standard normal NDArray of ``shape`` (float32 unless ``dtype``) on ``ctx``."""
@@ -97,7 +91,7 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
     """MXNet's random sparse array: not available (hybridlib has no sparse storage)."""
     if stype not in ('row_sparse', 'csr'):
         raise MXNetAssertionError('unknown storage type %r' % (stype,))
-    raise _sparse_unsupported('rand_sparse_ndarray', stype)
+    check_stype(stype, 'rand_sparse_ndarray')      # refuses the sparse types
 
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
@@ -105,7 +99,7 @@ def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=No
     """MXNet's sparse test array: not available (hybridlib has no sparse storage)."""
     if stype not in ('row_sparse', 'csr'):
         raise MXNetAssertionError('Unknown storage type: ' + str(stype))
-    raise _sparse_unsupported('create_sparse_array', stype)
+    check_stype(stype, 'create_sparse_array')      # refuses the sparse types
 
 
 def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None, dtype=None,
@@ -113,14 +107,14 @@ def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=No
     """MXNet's sparse test array: not available (hybridlib has no sparse storage)."""
     if stype not in ('row_sparse', 'csr'):
         raise MXNetAssertionError('Unknown storage type: ' + str(stype))
-    raise _sparse_unsupported('create_sparse_array_zd', stype)
+    check_stype(stype, 'create_sparse_array_zd')   # refuses the sparse types
 
 
 def shuffle_csr_column_indices(csr):
     """Shuffle the column indices within each row of a CSR matrix (anything with ``indptr``
     and ``indices`` arrays, e.g. a scipy.sparse matrix), in place."""
     if not (hasattr(csr, 'indptr') and hasattr(csr, 'indices')):
-        raise _sparse_unsupported('shuffle_csr_column_indices', 'csr')
+        check_stype('csr', 'shuffle_csr_column_indices')   # MXNet's CSRNDArray: refused
     for i in range(len(csr.indptr) - 1):
         start, end = csr.indptr[i], csr.indptr[i + 1]
         sublist = np.array(csr.indices[start:end])

@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import autograd
 from .. import ndarray as nd
+from ..base import check_stype
 from ..initializer import Initializer
 from ..symbol import Symbol
-from .arrays import _sparse_unsupported
 from .compare import assert_almost_equal, compare_ndarray_tuple
 from .symbolic import _assign, _sorted_items
 from .tolerances import default_context, get_tols
@@ -263,7 +263,7 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='defa
         assert ntensors == 1
         for stype in (w_stype, g_stype):
             if stype in ('row_sparse', 'csr'):
-                raise _sparse_unsupported('compare_optimizer', stype)
+                check_stype(stype, 'compare_optimizer')      # refuses them
             if stype != 'default':
                 raise Exception('type not supported yet')
         w2 = nd.random.uniform(shape=shape, ctx=ctx, dtype=dtype)

@@ -141,25 +141,26 @@ def get_mnist_pkl():
 
 def get_mnist_ubyte():
     """Download MNIST's ubyte files into ``data/`` (in the current directory) when missing."""
-    if not os.path.isdir('data'):
-        os.makedirs('data')
-    names = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte', 't10k-images-idx3-ubyte',
-             't10k-labels-idx1-ubyte')
-    if not all(os.path.exists(os.path.join('data', n)) for n in names):
-        zip_file_path = download('http://data.mxnet.io/mxnet/data/mnist.zip', dirname='data')
-        with zipfile.ZipFile(zip_file_path) as zf:
-            zf.extractall('data')
+    _extract_into_data('http://data.mxnet.io/mxnet/data/mnist.zip',
+                       ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
+                        't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte'))
 
 
 def get_cifar10():
     """Download CIFAR-10's RecordIO files into ``data/cifar`` (in the current directory) when
     missing."""
+    _extract_into_data('http://data.mxnet.io/mxnet/data/cifar10.zip',
+                       [os.path.join('cifar', n)
+                        for n in ('train.rec', 'test.rec', 'train.lst', 'test.lst')])
+
+
+def _extract_into_data(url, paths):
+    """Download the zip file ``url`` into ``data/`` and extract it there, unless every one of
+    ``paths`` (relative to ``data/``) exists."""
     if not os.path.isdir('data'):
         os.makedirs('data')
-    names = ('train.rec', 'test.rec', 'train.lst', 'test.lst')
-    if not all(os.path.exists(os.path.join('data', 'cifar', n)) for n in names):
-        zip_file_path = download('http://data.mxnet.io/mxnet/data/cifar10.zip', dirname='data')
-        with zipfile.ZipFile(zip_file_path) as zf:
+    if not all(os.path.exists(os.path.join('data', p)) for p in paths):
+        with zipfile.ZipFile(download(url, dirname='data')) as zf:
             zf.extractall('data')
 
 

@@ -8,8 +8,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from .. import symbol as _sym
-from ..base import MXNetAssertionError
-from .arrays import _sparse_unsupported
+from ..base import MXNetAssertionError, check_stype
 from .compare import assert_almost_equal
 from .tolerances import default_context, default_dtype, default_numeric_eps, get_tolerance
 
@@ -157,9 +156,10 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
 
 
 def _dense_only(stypes, what):
+    # the sparse storage types are refused; MXNet ignores any other name
     for name, stype in (stypes or {}).items():
         if stype in ('row_sparse', 'csr'):
-            raise _sparse_unsupported('%s (gradient of %r)' % (what, name), stype)
+            check_stype(stype, '%s (gradient of %r)' % (what, name))
 
 
 def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
@@ -259,18 +259,8 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
                                      use_forward_train=use_forward_train, dtype=dtype)
 
     for name in grad_nodes:
-        fd_grad = numeric_gradients[name]
-        orig_grad = args_grad_npy[name]
-        sym_grad = symbolic_grads[name]
-        names = ('NUMERICAL_%s' % name, 'BACKWARD_%s' % name)
-        if grad_req[name] == 'write':
-            assert_almost_equal(fd_grad, sym_grad, rtol, atol, names)
-        elif grad_req[name] == 'add':
-            assert_almost_equal(fd_grad, sym_grad.asnumpy() - orig_grad, rtol, atol, names)
-        elif grad_req[name] == 'null':
-            assert_almost_equal(orig_grad, sym_grad, rtol, atol, names)
-        else:
-            raise ValueError('Invalid grad_req %s for argument %s' % (grad_req[name], name))
+        _check_grad_buffer(name, grad_req[name], numeric_gradients[name], symbolic_grads[name],
+                           args_grad_npy[name], rtol, atol, 'NUMERICAL_%s' % name)
 
 
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
@@ -386,21 +376,27 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         assert out_grads is None
     executor.backward(out_grads)
 
-    grads = args_grad_data
     for name in expected:
-        names = ('EXPECTED_%s' % name, 'BACKWARD_%s' % name)
-        if grad_req[name] == 'write':
-            assert_almost_equal(expected[name], grads[name], rtol, atol, names,
-                                equal_nan=equal_nan)
-        elif grad_req[name] == 'add':
-            assert_almost_equal(expected[name], grads[name].asnumpy() - args_grad_npy[name],
-                                rtol, atol, names, equal_nan=equal_nan)
-        elif grad_req[name] == 'null':
-            assert_almost_equal(args_grad_npy[name], grads[name], rtol, atol, names,
-                                equal_nan=equal_nan)
-        else:
-            raise ValueError('Invalid grad_req %s for argument %s' % (grad_req[name], name))
+        _check_grad_buffer(name, grad_req[name], expected[name], args_grad_data[name],
+                           args_grad_npy[name], rtol, atol, 'EXPECTED_%s' % name, equal_nan)
     return args_grad_data
+
+
+def _check_grad_buffer(name, req, expected, buffer, initial, rtol, atol, expected_name,
+                       equal_nan=False):
+    """Check the gradient buffer of argument ``name`` after a backward pass with grad_req
+    ``req``: ``expected`` for 'write', ``initial + expected`` for 'add' (the buffer held
+    ``initial`` before), ``initial`` untouched for 'null'."""
+    names = (expected_name, 'BACKWARD_%s' % name)
+    if req == 'write':
+        assert_almost_equal(expected, buffer, rtol, atol, names, equal_nan=equal_nan)
+    elif req == 'add':
+        assert_almost_equal(expected, buffer.asnumpy() - initial, rtol, atol, names,
+                            equal_nan=equal_nan)
+    elif req == 'null':
+        assert_almost_equal(initial, buffer, rtol, atol, names, equal_nan=equal_nan)
+    else:
+        raise ValueError('Invalid grad_req %s for argument %s' % (req, name))
 
 
 def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ='whole', **kwargs):
@@ -426,23 +422,19 @@ def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ='whole', 
         _assign(exe.arg_dict[name], iarr.astype(exe.arg_dict[name].dtype))
 
     if typ == 'whole':
-        exe.forward(is_train=True)         # warm up
-        exe.backward(out_grads=exe.outputs)
-        for output in exe.outputs:
-            output.wait_to_read()
-        tic = time.time()
-        for _ in range(N):
+        def run():
             exe.forward(is_train=True)
             exe.backward(out_grads=exe.outputs)
-        nd.waitall()
-        return (time.time() - tic) * 1.0 / N
-    if typ == 'forward':
-        exe.forward(is_train=False)        # warm up
-        for output in exe.outputs:
-            output.wait_to_read()
-        tic = time.time()
-        for _ in range(N):
+    elif typ == 'forward':
+        def run():
             exe.forward(is_train=False)
-        nd.waitall()
-        return (time.time() - tic) * 1.0 / N
-    raise ValueError('typ can only be "whole" or "forward".')
+    else:
+        raise ValueError('typ can only be "whole" or "forward".')
+    run()       # warm up
+    for output in exe.outputs:
+        output.wait_to_read()
+    tic = time.time()
+    for _ in range(N):
+        run()
+    nd.waitall()
+    return (time.time() - tic) * 1.0 / N

@@ -3,13 +3,11 @@ against MXNet 1.9.1 (tests/data/contrib_data.json, written by
 tests/data/make_contrib_data_files.py), on small token files put where the data sets expect
 them, extracted from an archive in place, or downloaded from a local HTTP server."""
 import hashlib
-import http.server
 import inspect
 import io
 import json
 import os
 import re
-import threading
 import zipfile
 
 import numpy as np
@@ -19,6 +17,7 @@ import hybridlib as mx
 from hybridlib import base, gluon
 from hybridlib.gluon.contrib import data
 from hybridlib.gluon.contrib.data import text
+from local_http import server  # noqa: F401  (a fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, '..', 'data', 'contrib_data.json'), encoding='utf8') as _f:
@@ -203,66 +202,26 @@ def test_wikitext_extracts_its_archive(small_files, tmp_path):
     assert (root / 'wiki.train.tokens').read_bytes() == file_blob('train')
 
 
-class _Repository(http.server.ThreadingHTTPServer):
-    """A local Gluon repository: ``{path: bytes}``, and the paths asked for."""
-
-    def __init__(self, files):
-        self.files = files
-        self.requests = []
-        super().__init__(('127.0.0.1', 0), _Handler)
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):                       # noqa: N802 - the http.server name
-        self.server.requests.append(self.path)
-        blob = self.server.files.get(self.path)
-        if blob is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header('Content-Length', str(len(blob)))
-        self.end_headers()
-        self.wfile.write(blob)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def repository(monkeypatch):
-    server = _Repository({})
-    thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': 0.05},
-                              daemon=True)
-    thread.start()
-    monkeypatch.setenv('MXNET_GLUON_REPO', f'http://127.0.0.1:{server.server_address[1]}/')
-    monkeypatch.setenv('NO_PROXY', '127.0.0.1')
-    monkeypatch.setenv('no_proxy', '127.0.0.1')
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
 @pytest.mark.parametrize('cls, folder', [(text.WikiText2, 'wikitext-2'),
                                          (text.WikiText103, 'wikitext-103')])
-def test_wikitext_downloads_from_the_repository(cls, folder, small_files, repository,
+def test_wikitext_downloads_from_the_repository(cls, folder, small_files, server,
                                                 tmp_path, capsys):
     archive = f'/gluon/dataset/{folder}/{cls._archive_file[0]}'
-    repository.files[archive] = small_files[cls]
+    server.routes[archive] = small_files[cls]
     root = tmp_path / folder
     ds = cls(root=str(root), seq_len=5)
     check_train_as_mxnet(ds)
-    assert repository.requests == [archive]
+    assert server.requests == [archive]
     assert (root / cls._archive_file[0]).read_bytes() == small_files[cls]
     # everything in place: no second download
     cls(root=str(root), segment='validation', seq_len=5)
-    assert repository.requests == [archive]
+    assert server.requests == [archive]
     capsys.readouterr()
 
 
-def test_wikitext_download_with_a_wrong_hash_fails(small_files, repository, tmp_path,
+def test_wikitext_download_with_a_wrong_hash_fails(small_files, server, tmp_path,
                                                    monkeypatch, capsys):
-    repository.files['/gluon/dataset/wikitext-2/wikitext-2-v1.zip'] = b'not the archive'
+    server.routes['/gluon/dataset/wikitext-2/wikitext-2-v1.zip'] = b'not the archive'
     with pytest.raises(UserWarning, match='SHA-1'):
         text.WikiText2(root=str(tmp_path))
     assert not os.path.exists(tmp_path / 'wikitext-2-v1.zip')

@@ -4,14 +4,12 @@
 (tests/data/make_contrib_misc_files.py). Nothing is written outside ``tmp_path``."""
 import collections
 import hashlib
-import http.server
 import io
 import json
 import os
 import subprocess
 import sys
 import tarfile
-import threading
 import warnings
 import zipfile
 
@@ -21,6 +19,7 @@ import pytest
 import hybridlib as mx
 from hybridlib import nd
 from hybridlib.contrib import text
+from local_http import server  # noqa: F401  (a fixture)
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')
 with open(os.path.join(DATA, 'contrib_misc-facts.json')) as _f:
@@ -33,43 +32,6 @@ def sha1(data):
 
 def digest(table):
     return [len(table), sha1(json.dumps(table, sort_keys=True).encode())]
-
-
-# -- a local HTTP server -------------------------------------------------------------------------
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.server.hits[self.path] += 1
-        body = self.server.files.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header('Content-Length', str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def server(monkeypatch, tmp_path):
-    """Serves ``files`` ({path: bytes}) on 127.0.0.1 as MXNET_GLUON_REPO; MXNET_HOME is in
-    ``tmp_path``. ``hits`` counts the requests per path."""
-    monkeypatch.setenv('MXNET_HOME', str(tmp_path / 'mxnet_home'))
-    for name in ('NO_PROXY', 'no_proxy'):
-        monkeypatch.setenv(name, '127.0.0.1')
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
-    httpd.files, httpd.hits = {}, collections.Counter()
-    monkeypatch.setenv('MXNET_GLUON_REPO', f'http://127.0.0.1:{httpd.server_port}/')
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={'poll_interval': 0.05},
-                              daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
 
 
 def zipped(name, content):
@@ -262,7 +224,7 @@ GLOVE_TEXT = b'the 0.5 -1 2\n, 1 1 1\n<unk> 9 9 9\nworld 0 0 1\n'
 def serve_glove(server, monkeypatch):
     """glove.6B.zip on the server, with tables of its (made-up) hashes."""
     archive = zipped('glove.6B.50d.txt', GLOVE_TEXT)
-    server.files['/gluon/embeddings/glove/glove.6B.zip'] = archive
+    server.routes['/gluon/embeddings/glove/glove.6B.zip'] = archive
     GloVe = text.embedding.GloVe
     monkeypatch.setitem(GloVe.pretrained_archive_name_sha1, 'glove.6B.zip', sha1(archive))
     monkeypatch.setitem(GloVe.pretrained_file_name_sha1, 'glove.6B.50d.txt', sha1(GLOVE_TEXT))
@@ -301,7 +263,7 @@ def test_glove_root_and_failed_download(server, monkeypatch, tmp_path):
     text.embedding.GloVe('glove.6B.50d.txt', embedding_root=str(root))
     assert (root / 'glove' / 'glove.6B.50d.txt').read_bytes() == GLOVE_TEXT
     # a corrupt archive is refused after the retries, and nothing is kept
-    server.files['/gluon/embeddings/glove/glove.6B.zip'] = archive[:-1] + b'!'
+    server.routes['/gluon/embeddings/glove/glove.6B.zip'] = archive[:-1] + b'!'
     with pytest.raises(UserWarning, match='glove.6B.zip'):
         text.embedding.GloVe('glove.6B.50d.txt', embedding_root=str(tmp_path / 'other'))
     assert not (tmp_path / 'other' / 'glove' / 'glove.6B.zip').exists()
@@ -310,7 +272,7 @@ def test_glove_root_and_failed_download(server, monkeypatch, tmp_path):
 def test_fasttext_skips_its_header(server, monkeypatch):
     content = b'3 4\nhello 1 2 3 4\nworld 5 6 7 8\n</s> 0 0 0 1\n'
     archive = zipped('wiki.simple.vec', content)
-    server.files['/gluon/embeddings/fasttext/wiki.simple.zip'] = archive
+    server.routes['/gluon/embeddings/fasttext/wiki.simple.zip'] = archive
     FastText = text.embedding.FastText
     monkeypatch.setitem(FastText.pretrained_archive_name_sha1, 'wiki.simple.zip', sha1(archive))
     monkeypatch.setitem(FastText.pretrained_file_name_sha1, 'wiki.simple.vec', sha1(content))
@@ -340,7 +302,7 @@ def test_registered_embedding_from_a_tar_archive(server, monkeypatch):
             self._load_embedding(self._get_pretrained_file(root, pretrained_file_name), ' ',
                                  nd.zeros)
 
-    server.files['/gluon/embeddings/tinyembed/tiny.tar.gz'] = archive
+    server.routes['/gluon/embeddings/tinyembed/tiny.tar.gz'] = archive
     assert 'tiny.txt' in text.embedding.get_pretrained_file_names()['tinyembed']
     e = text.embedding.create('tinyembed')
     assert isinstance(e, TinyEmbed) and e.idx_to_token == ['<unk>', 'x', 'y']

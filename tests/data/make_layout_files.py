@@ -7,8 +7,9 @@ Run it with MXNet 1.9.1's Python (numpy<2):
 A module's public names are those without a leading underscore that the module defines, holds as
 a constant, has as a submodule, or lists in ``__all__``; a package (``__init__.py``) also counts
 what it re-exports from the rest of MXNet. Operator functions count in the operator namespaces
-(``mxnet.ndarray*``, ``mxnet.symbol*``, ``mxnet.contrib.ndarray``/``symbol``) only. Names taken from outside MXNet (``np``, ``ctypes``,
-``os.path``'s functions) do not count, nor do MXNet's own constants borrowed from ``mxnet.base``.
+(``mxnet.ndarray*``, ``mxnet.symbol*``, ``mxnet.contrib.ndarray``/``symbol``) only. Names
+taken from outside MXNet (``np``, ``ctypes``, ``os.path``'s functions) do not count, nor do
+MXNet's own constants borrowed from ``mxnet.base``.
 test_mxnet_layout.py compares hybridlib with this record.
 """
 import importlib

@@ -24,7 +24,8 @@ from hybridlib import autograd, nd, sym
 from hybridlib.ops import registry
 from hybridlib.ops.frontend import bind_arguments
 
-__all__ = ['Case', 'check_case', 'uniform', 'ints', 'normal', 'positive', 'away_from']
+__all__ = ['Case', 'check_case', 'uniform', 'ints', 'normal', 'positive', 'away_from',
+           'numeric_vjp']
 
 FLOATS = (np.float16, np.float32, np.float64)
 
@@ -59,6 +60,21 @@ def away_from(shape, points=(0.0,), margin=0.1, low=-1.0, high=1.0):
 def ints(shape, low, high, dtype=np.int32):
     """Integer values in [low, high) (for indices); not differentiated."""
     return lambda rng: rng.integers(low, high, size=shape).astype(dtype)
+
+
+def numeric_vjp(fn, inputs, cot, which, eps=1e-6):
+    """Central differences of ``sum(fn(*inputs) * cot)`` with respect to ``inputs[which]``."""
+    grads = []
+    for i in which:
+        grad = np.zeros_like(inputs[i])
+        for j in np.ndindex(inputs[i].shape):
+            plus = [x.copy() for x in inputs]
+            minus = [x.copy() for x in inputs]
+            plus[i][j] += eps
+            minus[i][j] -= eps
+            grad[j] = np.sum((fn(*plus) - fn(*minus)) * cot) / (2 * eps)
+        grads.append(grad)
+    return grads
 
 
 def _make_input(spec, rng):

@@ -20,7 +20,7 @@ import hybridlib as mx
 from hybridlib import autograd, gluon, nd, sym
 from hybridlib.base import AttributeParseError, ShapeError
 from hybridlib.gluon import nn
-from harness import Case, check_case, ints, normal
+from harness import Case, check_case, ints, normal, numeric_vjp
 
 # the Gluon block checks of tests/nn (imperative against hybridized)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), 'nn'))
@@ -98,21 +98,6 @@ def ref_encdec_qk(queries, keys_values, heads):
 
 def ref_encdec_valatt(keys_values, attention, heads):
     return ref_valatt(keys_values, attention, heads, 2)
-
-
-def numeric_vjp(fn, inputs, cot, which, eps=1e-6):
-    """Central differences of ``sum(fn(*inputs) * cot)`` with respect to ``inputs[which]``."""
-    grads = []
-    for i in which:
-        grad = np.zeros_like(inputs[i])
-        for j in np.ndindex(inputs[i].shape):
-            plus = [x.copy() for x in inputs]
-            minus = [x.copy() for x in inputs]
-            plus[i][j] += eps
-            minus[i][j] -= eps
-            grad[j] = np.sum((fn(*plus) - fn(*minus)) * cot) / (2 * eps)
-        grads.append(grad)
-    return grads
 
 
 def backward_ref(forward, count):

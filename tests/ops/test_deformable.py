@@ -13,8 +13,8 @@ import pytest
 
 from hybridlib import nd, sym
 from hybridlib.base import AttributeParseError, ShapeError
-from harness import Case, check_case, uniform
-from test_detection import MXNET, _bilinear, check_mxnet_numbers, numeric_vjp
+from harness import Case, check_case, numeric_vjp, uniform
+from test_detection import MXNET, _bilinear, check_mxnet_numbers
 
 
 # -------------------------------------------------------------------------------------------------

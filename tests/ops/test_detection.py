@@ -15,7 +15,7 @@ import pytest
 
 from hybridlib import autograd, nd, sym
 from hybridlib.base import AttributeParseError, MXNetError, ShapeError
-from harness import Case, check_case, normal, uniform
+from harness import Case, check_case, normal, numeric_vjp, uniform
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data')
 
@@ -220,21 +220,6 @@ def ref_rroi(data, rois, pooled_size, spatial_scale, sampling_ratio=-1):
                 out[n, :, i, j] += _bilinear(data[int(roi[0])].transpose(1, 2, 0), y, x)
         out[n] /= gh * gw
     return out
-
-
-def numeric_vjp(fn, inputs, cot, which, eps=1e-6):
-    """Central differences of ``sum(fn(*inputs) * cot)`` with respect to ``inputs[which]``."""
-    grads = []
-    for i in which:
-        grad = np.zeros_like(inputs[i])
-        for j in np.ndindex(inputs[i].shape):
-            plus = [x.copy() for x in inputs]
-            minus = [x.copy() for x in inputs]
-            plus[i][j] += eps
-            minus[i][j] -= eps
-            grad[j] = np.sum((fn(*plus) - fn(*minus)) * cot) / (2 * eps)
-        grads.append(grad)
-    return grads
 
 
 def zero_grads(cots, *inputs, **attrs):

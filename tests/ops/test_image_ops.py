@@ -1,5 +1,5 @@
-"""Cases for hybridlib/ops/image.py: the ``_image_*`` operators, OpenCV's resize and border
-(``_cvimresize``, ``_cvcopyMakeBorder``) and BilinearSampler.
+"""Cases for hybridlib/ops/image.py: the ``_image_*`` operators and OpenCV's resize and border
+(``_cvimresize``, ``_cvcopyMakeBorder``).
 
 The references are written from the textbook definitions (Keys' cubic kernel, Lanczos' window,
 area averaging, numpy's padding modes, loops over sampling points), in float64; the values of

@@ -13,8 +13,8 @@ import pytest
 from hybridlib import autograd, gluon, nd, sym
 from hybridlib.base import AttributeParseError, MXNetError, ShapeError
 from hybridlib.gluon import nn
-from harness import Case, check_case, uniform
-from test_attention import FACTS, NUMBERS, check_mxnet_numbers, numeric_vjp, run_block_case
+from harness import Case, check_case, numeric_vjp, uniform
+from test_attention import FACTS, NUMBERS, check_mxnet_numbers, run_block_case
 from hybrid_check import check_hybrid  # noqa: E402  (test_attention puts tests/nn on the path)
 
 

@@ -1,9 +1,8 @@
 """Cases for hybridlib/ops/spatial.py: GridGenerator, SpatialTransformer, ROIPooling,
-Correlation, Crop and their internal backward operators.
+Correlation, Crop, BilinearSampler and their internal backward operators.
 
 The references are plain loops over MXNet's definitions; test_against_mxnet replays MXNet
-1.9.1's outputs and gradients (tests/data/spatial.json, from make_spatial_files.py), which
-also cover BilinearSampler (registered by image.py).
+1.9.1's outputs and gradients (tests/data/spatial.json, from make_spatial_files.py).
 """
 import itertools
 import json

@@ -10,10 +10,9 @@ the offset taps. The offset convolution starts at zero (``offset_weight_initiali
 ``offset_bias_initializer`` are 'zeros'), so a new layer computes an ordinary convolution (the
 modulated one's masks start at ``2 * sigmoid(0) = 1``).
 """
-from ...base import numeric_types
 from ...block import HybridBlock, UsageError
 from ...nn import Activation
-from ...nn.conv_layers import _infer_weight_shapes
+from ...nn.conv_layers import _conv_repr, _infer_weight_shapes, _tuple
 
 __all__ = ['DeformableConvolution', 'ModulatedDeformableConvolution']
 
@@ -32,14 +31,9 @@ class _DeformableConv(HybridBlock):
             self._in_channels = in_channels
             if layout not in ('NCHW', 'NHWC'):
                 raise UsageError("Only supports 'NCHW' and 'NHWC' layout for now")
-            if isinstance(kernel_size, numeric_types):
-                kernel_size = (kernel_size,) * 2
-            if isinstance(strides, numeric_types):
-                strides = (strides,) * len(kernel_size)
-            if isinstance(padding, numeric_types):
-                padding = (padding,) * len(kernel_size)
-            if isinstance(dilation, numeric_types):
-                dilation = (dilation,) * len(kernel_size)
+            kernel_size = _tuple(kernel_size, 2)
+            strides, padding, dilation = (_tuple(v, len(kernel_size))
+                                          for v in (strides, padding, dilation))
             self._op_name = op_name
             taps = kernel_size[0] * kernel_size[1] * num_deformable_group
             # the offset convolution gives (y, x) per tap, and a mask per tap when modulated
@@ -180,21 +174,9 @@ class DeformableConvolution(_DeformableConv):
         return 'deformable_conv'
 
     def __repr__(self):
-        kw = self._kwargs_deformable_conv
-        n = len(kw['kernel'])
-        s = f'{type(self).__name__}({{mapping}}, kernel_size={kw["kernel"]}, stride={kw["stride"]}'
-        if kw['pad'] != (0,) * n:
-            s += f', padding={kw["pad"]}'
-        if kw['dilate'] != (1,) * n:
-            s += f', dilation={kw["dilate"]}'
-        if kw['num_group'] != 1:
-            s += f', groups={kw["num_group"]}'
-        if self.deformable_conv_bias is None:
-            s += ', bias=False'
-        if self.act:
-            s += f', {self.act}'
-        shape = self.deformable_conv_weight.shape
-        return (s + ')').format(mapping=f'{shape[1] if shape[1] else None} -> {shape[0]}')
+        # the deformable weight is (channels, in_channels / groups, kh, kw) in either layout
+        return _conv_repr(self, self._kwargs_deformable_conv, self.deformable_conv_weight,
+                          self.deformable_conv_bias, in_axis=1)
 
 
 @_public_layer(op_name='ModulatedDeformableConvolution')

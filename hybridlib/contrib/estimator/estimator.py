@@ -289,18 +289,14 @@ class Estimator:
     def _prepare_default_handlers(self, val_data, event_handlers):
         event_handlers = _check_event_handlers(event_handlers)
         added_default_handlers = [StoppingHandler(self.max_epoch, self.max_batch)]
-
-        def missing(kind):
-            return not any(isinstance(handler, kind) for handler in event_handlers)
-
-        if missing(GradientUpdateHandler):
+        if _lacks(event_handlers, GradientUpdateHandler):
             added_default_handlers.append(GradientUpdateHandler())
-        if missing(MetricHandler):
+        if _lacks(event_handlers, MetricHandler):
             added_default_handlers.append(MetricHandler(metrics=self.train_metrics))
-        if missing(ValidationHandler) and val_data:
+        if _lacks(event_handlers, ValidationHandler) and val_data:
             added_default_handlers.append(ValidationHandler(val_data=val_data,
                                                             eval_fn=self.evaluate))
-        if missing(LoggingHandler):
+        if _lacks(event_handlers, LoggingHandler):
             added_default_handlers.append(LoggingHandler(metrics=self.train_metrics))
         return self._add_default_handlers(event_handlers, added_default_handlers,
                                           self.train_metrics + self.val_metrics)
@@ -308,9 +304,9 @@ class Estimator:
     def _prepare_default_validation_handlers(self, event_handlers):
         event_handlers = _check_event_handlers(event_handlers)
         added_default_handlers = []
-        if not any(isinstance(handler, MetricHandler) for handler in event_handlers):
+        if _lacks(event_handlers, MetricHandler):
             added_default_handlers.append(MetricHandler(metrics=self.val_metrics))
-        if not any(isinstance(handler, LoggingHandler) for handler in event_handlers):
+        if _lacks(event_handlers, LoggingHandler):
             added_default_handlers.append(LoggingHandler(metrics=self.val_metrics))
         return self._add_default_handlers(event_handlers, added_default_handlers,
                                           self.val_metrics)
@@ -335,3 +331,8 @@ class Estimator:
         events = (TrainBegin, EpochBegin, BatchBegin, BatchEnd, EpochEnd, TrainEnd)
         return tuple([handler for handler in event_handlers if isinstance(handler, event)]
                      for event in events)
+
+
+def _lacks(event_handlers, kind):
+    """Whether no handler of ``event_handlers`` is a ``kind`` (so fit adds a default one)."""
+    return not any(isinstance(handler, kind) for handler in event_handlers)

@@ -106,6 +106,11 @@ def _monitor_op(handler, monitor, mode):
     return np.less
 
 
+def _worst(monitor_op):
+    """The value that any first value of the monitor improves on."""
+    return np.inf if monitor_op is np.less else -np.inf
+
+
 class StoppingHandler(TrainBegin, BatchEnd, EpochEnd):
     """Stops the training after ``max_epoch`` epochs or ``max_batch`` batches (the
     estimator's, read at train begin).
@@ -209,14 +214,16 @@ class ValidationHandler(TrainBegin, BatchEnd, EpochEnd):
     def batch_end(self, estimator, *args, **kwargs):
         self.current_batch += 1
         if self.batch_period and self.current_batch % self.batch_period == 0:
-            self.eval_fn(val_data=self.val_data, batch_axis=estimator.batch_axis,
-                         event_handlers=self.event_handlers)
+            self._validate(estimator)
 
     def epoch_end(self, estimator, *args, **kwargs):
         self.current_epoch += 1
         if self.epoch_period and self.current_epoch % self.epoch_period == 0:
-            self.eval_fn(val_data=self.val_data, batch_axis=estimator.batch_axis,
-                         event_handlers=self.event_handlers)
+            self._validate(estimator)
+
+    def _validate(self, estimator):
+        self.eval_fn(val_data=self.val_data, batch_axis=estimator.batch_axis,
+                     event_handlers=self.event_handlers)
 
 
 class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, BatchEnd):
@@ -354,13 +361,13 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         self.saved_checkpoints = []
         if self.save_best:
             self.monitor_op = _monitor_op('CheckpointHandler', monitor, mode)
-            self.best = np.inf if self.monitor_op is np.less else -np.inf
+            self.best = _worst(self.monitor_op)
 
     def train_begin(self, estimator, *args, **kwargs):
         self.current_epoch = 0
         self.current_batch = 0
         if self.save_best:
-            self.best = np.inf if self.monitor_op is np.less else -np.inf
+            self.best = _worst(self.monitor_op)
         if self.resume_from_checkpoint:
             error_msg = ('To use resume from checkpoint, you must only specify '
                          'the same type of period you used for training.'
@@ -561,10 +568,7 @@ class EarlyStoppingHandler(TrainBegin, EpochEnd, TrainEnd):
         self.stopped_epoch = 0
         self.current_epoch = 0
         self.stop_training = False
-        if self.baseline is not None:
-            self.best = self.baseline
-        else:
-            self.best = np.inf if self.monitor_op is np.less else -np.inf
+        self.best = _worst(self.monitor_op) if self.baseline is None else self.baseline
 
     def epoch_end(self, estimator, *args, **kwargs):
         monitor_name, monitor_value = self.monitor.get()

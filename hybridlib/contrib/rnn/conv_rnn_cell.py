@@ -68,17 +68,8 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         (self._channel_axis, self._in_channels, i2h_param_shape, h2h_param_shape,
          self._h2h_pad, self._state_shape) = self._decide_shapes()
 
-        rows = hidden_channels * self._num_gates
-        self.i2h_weight = self.params.get('i2h_weight', shape=i2h_param_shape,
-                                          init=i2h_weight_initializer,
-                                          allow_deferred_init=True)
-        self.h2h_weight = self.params.get('h2h_weight', shape=h2h_param_shape,
-                                          init=h2h_weight_initializer,
-                                          allow_deferred_init=True)
-        self.i2h_bias = self.params.get('i2h_bias', shape=(rows,), init=i2h_bias_initializer,
-                                        allow_deferred_init=True)
-        self.h2h_bias = self.params.get('h2h_bias', shape=(rows,), init=h2h_bias_initializer,
-                                        allow_deferred_init=True)
+        self._i2h_h2h_params(i2h_param_shape, h2h_param_shape, i2h_weight_initializer,
+                             h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
 
     def _decide_shapes(self):
         """(channel axis, input channels, i2h weight shape, h2h weight shape, h2h padding,

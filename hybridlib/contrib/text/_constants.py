@@ -4,10 +4,9 @@ SHA-1 hashes, as MXNet 1.9.1 lists them, and where they are published.
 The GloVe names are MXNet's, crossed as MXNet's are: ``GLOVE_PRETRAINED_FILE_SHA1`` maps the
 *archives* and ``GLOVE_PRETRAINED_ARCHIVE_SHA1`` the text files in them.
 """
+from ...utils import apache_repo_url as APACHE_REPO_URL  # noqa: F401  (MXNet's name here)
 
 UNKNOWN_IDX = 0
-
-APACHE_REPO_URL = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'
 
 
 GLOVE_PRETRAINED_FILE_SHA1 = {

@@ -16,7 +16,6 @@ is read into float32 rows as it goes (MXNet collects every number in a Python li
 """
 import logging
 import os
-import tarfile
 import warnings
 import zipfile
 
@@ -25,7 +24,7 @@ import numpy as np
 from ... import ndarray as nd
 from ... import registry
 from ...base import MXNetAssertionError, data_dir
-from ...utils import check_sha1, download
+from ...utils import _extract_tar, _get_repo_file_url, check_sha1, download
 from . import _constants as C
 from . import vocab
 
@@ -87,9 +86,6 @@ class _TokenEmbedding(vocab.Vocabulary):
         (number of tokens, vec_len): row i is the vector of token i.
     """
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-
     # -- pre-trained files ------------------------------------------------------------------
     @classmethod
     def _get_download_file_name(cls, pretrained_file_name):
@@ -97,10 +93,8 @@ class _TokenEmbedding(vocab.Vocabulary):
 
     @classmethod
     def _get_pretrained_file_url(cls, pretrained_file_name):
-        repo_url = os.environ.get('MXNET_GLUON_REPO', C.APACHE_REPO_URL)
-        return '{repo_url}gluon/embeddings/{cls}/{file_name}'.format(
-            repo_url=repo_url, cls=cls.__name__.lower(),
-            file_name=cls._get_download_file_name(pretrained_file_name))
+        return _get_repo_file_url('gluon/embeddings/' + cls.__name__.lower(),
+                                  cls._get_download_file_name(pretrained_file_name))
 
     @classmethod
     def _get_pretrained_file(cls, embedding_root, pretrained_file_name):
@@ -126,8 +120,7 @@ class _TokenEmbedding(vocab.Vocabulary):
                 with zipfile.ZipFile(downloaded_file_path, 'r') as zf:
                     zf.extractall(embedding_dir)
             elif ext == '.gz':
-                with tarfile.open(downloaded_file_path, 'r:gz') as tar:
-                    _extract_tar(tar, embedding_dir)
+                _extract_tar(downloaded_file_path, embedding_dir)
         return pretrained_file_path
 
     @classmethod
@@ -215,10 +208,8 @@ class _TokenEmbedding(vocab.Vocabulary):
         self._idx_to_vec = nd.array(table)
 
     def _index_tokens_from_vocabulary(self, vocabulary):
-        self._token_to_idx = vocabulary.token_to_idx.copy() \
-            if vocabulary.token_to_idx is not None else None
-        self._idx_to_token = vocabulary.idx_to_token[:] \
-            if vocabulary.idx_to_token is not None else None
+        self._token_to_idx = vocabulary.token_to_idx.copy()
+        self._idx_to_token = vocabulary.idx_to_token[:]
         self._unknown_token = vocabulary.unknown_token
         self._reserved_tokens = vocabulary.reserved_tokens[:] \
             if vocabulary.reserved_tokens is not None else None
@@ -317,14 +308,6 @@ def _as_numpy(value):
     return value.asnumpy() if hasattr(value, 'asnumpy') else np.asarray(value)
 
 
-def _extract_tar(tar, folder):
-    # the 'data' filter refuses members that would land outside the folder (where supported)
-    if hasattr(tarfile, 'data_filter'):
-        tar.extractall(path=folder, filter='data')
-    else:
-        tar.extractall(path=folder)
-
-
 def _embedding_root(embedding_root):
     return os.path.join(data_dir(), 'embeddings') if embedding_root is None else embedding_root
 
@@ -366,8 +349,7 @@ class GloVe(_TokenEmbedding):
         super().__init__(**kwargs)
         path = GloVe._get_pretrained_file(_embedding_root(embedding_root), pretrained_file_name)
         self._load_embedding(path, ' ', init_unknown_vec)
-        if vocabulary is not None:
-            self._build_embedding_for_vocabulary(vocabulary)
+        self._build_embedding_for_vocabulary(vocabulary)
 
 
 @register
@@ -405,8 +387,7 @@ class FastText(_TokenEmbedding):
         path = FastText._get_pretrained_file(_embedding_root(embedding_root),
                                              pretrained_file_name)
         self._load_embedding(path, ' ', init_unknown_vec)
-        if vocabulary is not None:
-            self._build_embedding_for_vocabulary(vocabulary)
+        self._build_embedding_for_vocabulary(vocabulary)
 
 
 class CustomEmbedding(_TokenEmbedding):
@@ -432,8 +413,7 @@ class CustomEmbedding(_TokenEmbedding):
                  init_unknown_vec=nd.zeros, vocabulary=None, **kwargs):
         super().__init__(**kwargs)
         self._load_embedding(pretrained_file_path, elem_delim, init_unknown_vec, encoding)
-        if vocabulary is not None:
-            self._build_embedding_for_vocabulary(vocabulary)
+        self._build_embedding_for_vocabulary(vocabulary)
 
 
 class CompositeEmbedding(_TokenEmbedding):

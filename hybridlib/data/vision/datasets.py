@@ -10,7 +10,6 @@ JPEG/PNG images (ImageRecordDataset, ImageFolderDataset) needs Pillow, as MXNet 
 import gzip
 import os
 import struct
-import tarfile
 import warnings
 
 import numpy as np
@@ -18,7 +17,7 @@ import numpy as np
 from ... import ndarray as nd
 from ... import codec, recordio
 from ...base import data_dir
-from ...utils import _get_repo_file_url, download
+from ...utils import _extract_tar, _get_repo_file_url, download
 from .. import dataset
 
 __all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100', 'ImageRecordDataset',
@@ -113,18 +112,6 @@ class FashionMNIST(MNIST):
         super().__init__(root, train, transform)
 
 
-def _extract(archive, root):
-    """Extract the regular files of a tar archive into root (no links, nothing outside)."""
-    with tarfile.open(archive) as tar:
-        members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
-        base = os.path.realpath(root)
-        for m in members:
-            target = os.path.realpath(os.path.join(root, m.name))
-            if os.path.commonpath([base, target]) != base:
-                raise ValueError(f'{archive}: member {m.name!r} would be written outside {root}')
-        tar.extractall(root, members=members)
-
-
 class CIFAR10(dataset._DownloadedDataset):
     """CIFAR-10 (https://www.cs.toronto.edu/~kriz/cifar.html), from the binary version's
     ``data_batch_1.bin`` .. ``data_batch_5.bin`` and ``test_batch.bin`` (each record: a label
@@ -177,7 +164,7 @@ class CIFAR10(dataset._DownloadedDataset):
         folder = self._find_folder(names)
         if folder is None:
             archive = _fetch(self._root, self._namespace, *self._archive_file)
-            _extract(archive, self._root)
+            _extract_tar(archive, self._root)
             folder = self._find_folder(names)
         if folder is None:
             raise FileNotFoundError(

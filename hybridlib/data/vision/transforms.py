@@ -84,7 +84,6 @@ class Cast(HybridBlock):
         return F.cast(x, self._dtype)
 
 
-
 class ToTensor(HybridBlock):
     """Converts an image ``(H, W, C)`` (or a batch ``(N, H, W, C)``) with values in
     ``[0, 255]`` to a float32 tensor ``(C, H, W)`` (``(N, C, H, W)``) with values divided by
