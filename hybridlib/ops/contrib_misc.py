@@ -815,12 +815,17 @@ class _contrib_allclose:
         if a.dtype != b.dtype:
             raise DTypeError(f'allclose: a ({a.dtype.name}) and b ({b.dtype.name}) must have '
                              'the same dtype')
-        wa, wb = _float_work(a), _float_work(b)
+        wb = _float_work(b)
         tolerance = _param(attrs.atol, wb) + _param(attrs.rtol, wb) * xp.abs(wb)
         # floats subtract in their own precision (inf - inf is NaN, decided below); integers
-        # without wrapping around
+        # exactly, in 64 bits, before the difference meets the float32 tolerance
         with np.errstate(invalid='ignore'):
-            diff = xp.abs(a - b) if a.dtype.kind == 'f' else xp.abs(wa - wb)
+            if a.dtype.kind == 'f':
+                diff = xp.abs(a - b)
+            else:
+                wide = np.uint64 if a.dtype.kind == 'u' else np.int64
+                a64, b64 = a.astype(wide), b.astype(wide)
+                diff = xp.where(a64 > b64, a64 - b64, b64 - a64).astype(wb.dtype)
         close = (a == b) | (diff <= tolerance)
         if a.dtype.kind == 'f':
             nan_a, nan_b = xp.isnan(a), xp.isnan(b)

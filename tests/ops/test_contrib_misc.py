@@ -735,3 +735,24 @@ def test_control_flow_functions_have_mxnet_signatures():
         assert str(inspect.signature(function)) == signature, function
     from hybridlib.contrib import ndarray as contrib_nd
     assert contrib_nd.isnan is nd.contrib.isnan
+
+
+# (dtype, a, b, rtol, atol, MXNet 1.9.1's result)
+_INTEGER_ALLCLOSE = [
+    ('int32', 2 ** 30 + 1, 2 ** 30 + 3, 0, 1, 0), ('int32', 2 ** 30 + 1, 2 ** 30 + 3, 0, 2, 1),
+    ('int64', 2 ** 30 + 1, 2 ** 30 + 3, 0, 1, 0), ('uint8', 250, 3, 0.5, 1, 0),
+    ('int32', 100000007, 100000000, 1e-7, 0, 1), ('int32', 100000007, 100000000, 1e-7, 6, 1),
+]
+
+
+@pytest.mark.parametrize('dtype, a, b, rtol, atol, expected', _INTEGER_ALLCLOSE)
+def test_allclose_subtracts_integers_exactly(dtype, a, b, rtol, atol, expected):
+    # integers beyond float32's 2**24 must not round together before they are compared
+    out = nd.contrib.allclose(nd.array([a], dtype=dtype), nd.array([b], dtype=dtype),
+                              rtol=rtol, atol=atol)
+    assert out.asscalar() == expected
+    # MXNet's int32 difference wraps around (2**31 - 1 and -2**31 are 1 apart there); here the
+    # difference is exact
+    far = nd.contrib.allclose(nd.array([2 ** 31 - 1], dtype='int32'),
+                              nd.array([-2 ** 31], dtype='int32'), rtol=0, atol=1e9)
+    assert far.asscalar() == 0
