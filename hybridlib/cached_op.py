@@ -20,6 +20,7 @@ Under ``autograd.record()`` a call is one tape entry whose gradient runs the gen
 backward, so the per-call Python work is the generated lines plus a constant.
 """
 import builtins
+import functools
 import itertools
 import keyword
 import linecache
@@ -30,7 +31,7 @@ from .base import MXNetError, NotSupportedError
 from .executor import gradient_graph, run_graph
 from .ndarray import NDArray
 from .ops.registry import OpDef, Params
-from .planner import plan_buffers, writes_into
+from .planner import plan_buffers
 from .symbol import infer_graph, topo_nodes
 
 __all__ = ['CachedOp', 'NDArrayCachedOp', 'Plan', 'VALID_FLAGS']
@@ -59,23 +60,6 @@ class _Namespace:
         return candidate
 
 
-class _Source:
-    """Builds one generated function: its lines and its globals table."""
-
-    def __init__(self, names, globals_):
-        self.names = names
-        self.globals = globals_
-
-    def op_function(self, op, into=False):
-        """The global name of ``op.compute`` (or ``op.compute_into``) in the function."""
-        key = (op.name, into)
-        names = self.globals['_registry_names']
-        if key not in names:
-            names[key] = self.names.name(op.name + ('_into' if into else ''))
-            self.globals[names[key]] = op.compute_into if into else op.compute
-        return names[key]
-
-
 def _resolved_params(node, out_shapes):
     """A creation operator's attributes with the unknown dimensions of ``shape`` filled in."""
     params = node.params
@@ -96,24 +80,22 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     """Source and globals of ``def fn_name(*args)`` computing ``outputs`` from ``args``.
 
     ``args`` are entries given as parameters; ``nodes`` the operator nodes to run, in order;
-    ``shapes``/``dtypes`` the inferred values per entry (to resolve creation ops and plan
-    buffers). With ``static_alloc`` the values that can live in a static buffer are written
-    into one (``planner.plan_buffers``); otherwise each value is deleted after its last use.
-    ``is_train`` is the mode the function runs in (a backward's is that of
+    ``shapes``/``dtypes`` the inferred values per entry. Each node calls its operator's body
+    specialised for those shapes (``OpDef.specialise``), bound in the globals table; a line
+    ends with the operator's name. With ``static_alloc`` the values that can live in a static
+    buffer are written into one (``planner.plan_buffers``); otherwise each value is deleted
+    after its last use. ``is_train`` is the mode the function runs in (a backward's is that of
     ``autograd.backward(train_mode=...)``, as imperative autograd does). ``hooks``
     ('outputs' or 'all') adds ``_hook(name, op, value)`` calls with MXNet's entry names
     (``<node>_output``, and ``<node>_<input>`` for 'all').
     """
-    g = {'_registry_names': {}}
-    src = _Source(namer, g)
+    g = {}
     local = {}
     params = []
     for entry in args:
         local[entry] = namer.name(_entry_name(entry))
         params.append(local[entry])
-    kernels = _kernels(nodes, shapes, dtypes, is_train, xp)
-    assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes,
-                                      lambda n: n in kernels or writes_into(n)) \
+    assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes) \
         if static_alloc else ({}, [], {})
     buffer_names = []
     for shape, dtype in buffers:
@@ -129,31 +111,16 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     for i, node in enumerate(nodes):
         ins = ', '.join(local[e] for e in node.inputs)
         buffer = assign.get((node, 0))
-        if node in kernels:
-            fn = namer.name(f'kernel_{node.name}')
-            g[fn] = kernels[node]
-            if buffer is not None:
-                target = buffer_names[buffer]
-            else:       # a fresh array each call, as compute would return
-                alloc = namer.name(f'shape_{node.name}')
-                g[alloc] = (shapes[(node, 0)], dtypes[(node, 0)])
-                target = f'xp.empty(*{alloc})'
-            call = f'{fn}({target}{", " + ins if ins else ""})'
-        elif node.op.reshapes and node.num_outputs == 1 and (node, 0) not in keep \
+        if node.op.reshapes and node.num_outputs == 1 and (node, 0) not in keep \
                 and shapes.get((node, 0)) and 0 not in shapes[(node, 0)]:
             # a view: the planner groups it with its input, so the memory lives long enough
             call = f'{local[node.inputs[0]]}.reshape({tuple(shapes[(node, 0)])})'
         else:
-            attrs = namer.name(f'attrs_{node.name}')
-            out_shapes = [shapes.get((node, k)) for k in range(node.num_outputs)]
-            g[attrs] = _resolved_params(node, out_shapes)
+            fn = namer.name(node.op.name)
+            g[fn] = _node_body(node, shapes, dtypes, is_train, xp)
             if buffer is not None:
-                fn = src.op_function(node.op, into=True)
-                call = f'{fn}(xp, {attrs}, {buffer_names[buffer]}{", " + ins if ins else ""})'
-            else:
-                fn = src.op_function(node.op)
-                call = f'{fn}(xp, {attrs}{", " + ins if ins else ""}'
-                call += f', is_train={is_train})' if node.op.train_aware else ')'
+                ins += (', ' if ins else '') + f'out={buffer_names[buffer]}'
+            call = f'{fn}({ins})'
         if hooks == 'all':
             labels = node.op.list_inputs(node.params)
             for label, e in zip(labels, node.inputs):
@@ -167,7 +134,7 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
                 targets.append(local[entry])
             else:
                 targets.append('_')
-        body.append(f'    {", ".join(targets)} = {call}')
+        body.append(f'    {", ".join(targets)} = {call}  # {node.op.name}')
         if hooks:
             for k in range(node.num_visible_outputs):
                 body.append(f'    _hook({node.output_name(k)!r}, {node.op.name!r}, '
@@ -183,22 +150,21 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     return source, g
 
 
-def _kernels(nodes, shapes, dtypes, is_train, xp):
-    """{node: its operator's kernel} for the nodes whose inputs and output 0 are known."""
-    kernels = {}
-    for node in nodes:
-        if node.op.kernel is None or node.op.random:
-            continue
-        in_shapes = [shapes.get(e) for e in node.inputs]
-        in_dtypes = [dtypes.get(e) for e in node.inputs]
-        out = shapes.get((node, 0))
-        if out is None or 0 in out or dtypes.get((node, 0)) is None or \
-                any(s is None or 0 in s for s in in_shapes) or None in in_dtypes:
-            continue
-        fn = node.op.kernel(xp, node.params, in_shapes, in_dtypes, is_train)
-        if fn is not None:
-            kernels[node] = fn
-    return kernels
+def _node_body(node, shapes, dtypes, is_train, xp):
+    """The node's operator body, specialised when every input shape and dtype is known; else
+    ``compute`` with the attributes bound (it specialises at run time, as imperatively)."""
+    op = node.op
+    out_shapes = [shapes.get((node, k)) for k in range(node.num_outputs)]
+    params = _resolved_params(node, out_shapes)
+    in_shapes = [shapes.get(e) for e in node.inputs]
+    in_dtypes = [dtypes.get(e) for e in node.inputs]
+    # (``is None``: numpy's float64 dtype compares equal to None)
+    if all(s is not None and 0 not in s for s in in_shapes) and \
+            not any(d is None for d in in_dtypes):
+        return op.specialise(xp, params, in_shapes, in_dtypes, is_train)
+    if op.train_aware:
+        return functools.partial(op.compute, xp, params, is_train=is_train)
+    return functools.partial(op.compute, xp, params)
 
 
 def _entry_name(entry):

@@ -411,7 +411,7 @@ def invoke(op, inputs, params, given=None, hint=None, out=None, name=None):
         params = registry.Params(params, shape=target.shape)
         if 'dtype' in op.attrs and params.get('dtype') is None:
             params['dtype'] = np.dtype(target.dtype)
-    if isinstance(out, NDArray) and op.compute_into is not None:
+    if isinstance(out, NDArray) and op.writes_into:
         written = _invoke_into(op, inputs, params, out)
         if written is not None:
             return written
@@ -433,7 +433,7 @@ def invoke(op, inputs, params, given=None, hint=None, out=None, name=None):
 
 
 def _invoke_into(op, inputs, params, out):
-    """``op`` written straight into ``out`` by its ``compute_into`` (an optimizer's
+    """``op`` written straight into ``out`` by its body (an optimizer's
     ``out=weight``), when nothing is recorded and ``out`` has the result's shape, dtype and
     context; None otherwise (the caller computes and copies)."""
     if autograd.is_recording() or op.num_outputs(params) != 1 or \
@@ -446,10 +446,15 @@ def _invoke_into(op, inputs, params, out):
     _, shapes = op.infer_shapes(params, [d.shape for d in datas])
     _, dtypes = op.infer_types(params, [d.dtype for d in datas])
     if tuple(shapes[0]) != out.shape or dtypes[0] != out._data.dtype or \
-            dtypes[0].kind != 'f':
-        return None
+            dtypes[0].kind != 'f' or not out._data.flags.c_contiguous:
+        return None     # (a body may write through a reshaped view of out)
+    xp = ctx.array_module
+    inplace = {i for i, k in op.inplace if k == 0}
+    if any(i not in inplace and xp.may_share_memory(d, out._data) for i, d in enumerate(datas)):
+        return None     # a body may write out before it has read that input
     out._check_writable('out=')
-    op.compute_into(ctx.array_module, params, out._data, *datas)
+    train = {'is_train': autograd.is_training()} if op.train_aware else {}
+    op.compute(xp, params, *datas, out=out._data, **train)
     return out
 
 

@@ -1,7 +1,7 @@
 """The static buffer plan of a compiled graph (``hybridize(static_alloc=True)``).
 
-Values that an operator can write into a given buffer (output 0 of a node with a kernel, or of
-an operator with ``compute_into``: a float output of known shape) get a buffer allocated once
+Values that an operator can write into a given buffer (output 0 of a node whose body takes
+``out=``, ``OpDef.writes_into_buffer``: a float output of known shape) get a buffer allocated once
 per plan and kept across calls. A buffer is reused by a later value of the same shape and dtype
 once everything that reads it is done, or written in place by an operator whose ``inplace``
 hint allows it when its input dies there.
@@ -12,8 +12,8 @@ What the plan must never do is overwrite memory that is still visible. Two rules
   everything that may share memory with them are never pooled;
 * an operator that cannot write into a buffer may return its input or a view of it, so its
   output extends the life of its inputs' buffers (they form one *alias group*, released
-  together); operators with ``compute_into`` promise fresh outputs from ``compute`` as well,
-  and kernels write every output fresh.
+  together); a body that takes ``out=`` promises fresh outputs without one, and every output
+  but the first fresh with one.
 """
 
 __all__ = ['plan_buffers', 'writes_into']
@@ -42,15 +42,14 @@ class _Groups:
 
 def writes_into(node):
     """Whether ``node``'s operator can write output 0 into a given buffer."""
-    return node.op.compute_into is not None and node.num_outputs == 1
+    return node.op.writes_into_buffer(node.params)
 
 
-def plan_buffers(nodes, keep, shapes, dtypes, into=writes_into):
+def plan_buffers(nodes, keep, shapes, dtypes):
     """Assign static buffers to the outputs of ``nodes`` (run in this order).
 
     ``keep`` are the entries the function returns, ``shapes`` and ``dtypes`` the inferred values
-    per entry, ``into(node)`` whether a node writes output 0 into a given buffer (and makes its
-    other outputs fresh). Returns ``({entry: buffer index}, [(shape, dtype) per buffer],
+    per entry. Returns ``({entry: buffer index}, [(shape, dtype) per buffer],
     {entry: True if written in place})``.
     """
     keep = set(keep)
@@ -63,12 +62,12 @@ def plan_buffers(nodes, keep, shapes, dtypes, into=writes_into):
     for node in nodes:
         entry = (node, 0)
         shape, dtype = shapes.get(entry), dtypes.get(entry)
-        if into(node) and entry not in keep \
+        if writes_into(node) and entry not in keep \
                 and shape is not None and 0 not in shape and dtype is not None \
                 and dtype.kind == 'f':
             candidates.add(entry)
     while True:                 # demote candidates that share memory with a returned value
-        groups = _alias_groups(nodes, candidates, into)
+        groups = _alias_groups(nodes, candidates)
         kept_roots = {groups.find(e) for e in keep}
         demoted = {e for e in candidates if groups.find(e) in kept_roots}
         if not demoted:
@@ -111,12 +110,12 @@ def plan_buffers(nodes, keep, shapes, dtypes, into=writes_into):
     return assign, [(shape, dtype) for shape, dtype, _ in buffers], in_place
 
 
-def _alias_groups(nodes, pooled, into):
+def _alias_groups(nodes, pooled):
     """Entries that may share memory: the outputs of an operator that cannot write into a
     buffer are grouped with its inputs (one that can returns fresh arrays from ``compute``)."""
     groups = _Groups()
     for node in nodes:
-        if (node, 0) in pooled or into(node):
+        if (node, 0) in pooled or writes_into(node):
             continue
         for k in range(node.num_outputs):
             for e in node.inputs:

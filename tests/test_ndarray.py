@@ -233,3 +233,20 @@ def test_generated_functions_have_real_signatures():
     out = nd.zeros((3,))
     assert nd.clip(nd.array([-2, 0.5, 2]), -1, 1, out=out) is out
     assert out.asnumpy().tolist() == [-1, 0.5, 1]
+
+
+def test_out_may_be_a_strided_view():
+    # bodies write through reshaped views of out: a strided out= is computed aside and copied
+    rng = np.random.default_rng(0)
+    x, w, b = (nd.array(rng.random(s)) for s in ((2, 4), (3, 4), (3,)))
+    target = nd.zeros((2, 3, 2))
+    nd.FullyConnected(x, w, b, num_hidden=3, out=target[:, :, 1])
+    np.testing.assert_allclose(target.asnumpy()[:, :, 1],
+                               x.asnumpy() @ w.asnumpy().T + b.asnumpy(), rtol=1e-6)
+    assert not target.asnumpy()[:, :, 0].any()
+    img, k = nd.array(rng.random((1, 2, 5, 5))), nd.array(rng.random((3, 2, 3, 3)))
+    conv = nd.Convolution(img, k, kernel=(3, 3), num_filter=3, no_bias=True)
+    target = nd.zeros((1, 3, 3, 6))
+    nd.Convolution(img, k, kernel=(3, 3), num_filter=3, no_bias=True, out=target[:, :, :, ::2])
+    np.testing.assert_allclose(target.asnumpy()[..., ::2], conv.asnumpy(), rtol=1e-6)
+    assert not target.asnumpy()[..., 1::2].any()

@@ -141,7 +141,7 @@ def test_block_matches_mxnet(mode):
         _close(net.dense.bias.grad(), f'net_{mode}_bias_grad')
     if mode != 'imperative':     # each Custom node is a call in the generated source
         code = net.cached_op.code
-        assert ' = Custom(xp, ' in code and ' = _backward_Custom(xp, ' in code, code
+        assert '  # Custom\n' in code and '  # _backward_Custom\n' in code, code
     with autograd.predict_mode():
         _close(net(x, label), f'net_{mode}_output')
 

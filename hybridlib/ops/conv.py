@@ -215,11 +215,9 @@ def _window_copies(geo, image, grid):
 
 def _im2col(xp, x, geo, grid, cols=None):
     """The windows of ``x`` (N, C, *spatial), zero padded, as (N, C, *kernel, *grid) columns
-    (written into ``cols`` when given; a view of x when the windows are its pixels)."""
-    if all(k == 1 for k in geo.kernel) and not any(geo.pad) and set(geo.stride) == {1}:
-        return x.reshape(x.shape[:2] + (1,) * len(grid) + tuple(grid))
+    (written into ``cols`` when given)."""
     if cols is None:
-        cols = xp.empty(x.shape[:2] + tuple(geo.kernel) + tuple(grid), dtype=x.dtype)
+        cols = xp.empty(_cols_shape(x.shape, geo, grid), dtype=x.dtype)
     copies, zeros = _window_copies(geo, tuple(x.shape[2:]), tuple(grid))
     for dst, src in copies:
         cols[dst] = x[src]
@@ -234,11 +232,7 @@ def _cols_shape(x_shape, geo, grid):
 
 def _col2im(xp, cols, geo, image):
     """Sum (N, C, *kernel, *grid) windows back into a zero (N, C, *image) array."""
-    nd = len(geo.kernel)
-    grid = cols.shape[2 + nd:]
-    if all(k == 1 for k in geo.kernel) and not any(geo.pad) and set(geo.stride) == {1} \
-            and tuple(grid) == tuple(image):
-        return cols.reshape(cols.shape[:2] + tuple(image))
+    grid = cols.shape[2 + len(geo.kernel):]
     out = xp.zeros(cols.shape[:2] + tuple(image), dtype=cols.dtype)
     for kk, gsl, isl in _taps(geo, tuple(image), tuple(grid)):
         out[isl] += cols[(_S, _S) + kk + gsl[2:]]
@@ -255,10 +249,13 @@ _WIDE_COST = 32
 # per window position (measured: LeNet's small weights gain, ResNet's large ones lose up to 6x)
 _SMALL_WEIGHT = 32
 # a convolution by kernel rows needs products at least this deep (LeNet's first layer, 1
-# channel x 5 rows, is faster as one matmul over all 25 offsets) and this many positions per
-# image, its matmuls being one per image (ResNet's 8x8 stage at batch 8 is slower by rows)
+# channel x 5 rows, is faster as one matmul over all 25 offsets) and, its matmuls being one per
+# image, at least this many times as long per image as deep (measured: CIFAR ResNets' 8x8
+# stage, 64 channels, 80 positions for a depth of 192, is 10-25% slower by rows; their 16x16
+# stage, 32 channels, 288 positions for 96, up to 25% faster; ImageNet ResNets' 56x56 and 28x28
+# stages go by rows)
 _ROWS_MIN_DEPTH = 32
-_ROWS_MIN_POSITIONS = 512
+_ROWS_MIN_LENGTH = 2
 # a convolution with at most this many weights per filter (LeNet's first layer: 25) is one
 # matmul per image (measured: 30% faster there, 50% slower at LeNet's second layer's 500)
 _THIN_DEPTH = 32
@@ -279,7 +276,7 @@ class _Windows:
     window element against one copied element saved, so small images with many filters (ResNet's
     7x7 stage: 29% more positions, 512 filters) take the exact windows. Otherwise P = prod(out)
     and each kernel offset is a copy clipped to the image (``_taps``), with zeros where a
-    window overhangs it.
+    window overhangs it. ``gather`` and ``scatter`` are the methods of the kind chosen.
     """
 
     def __init__(self, geo, n, c, image, grid, other):
@@ -311,43 +308,52 @@ class _Windows:
             # offset of the last axis
             self.row_starts = [start for kk, start in self.runs if kk[-1] == 0]
             self.row_length = self.p + (geo.kernel[-1] - 1) * self.steps[-1]
+            self.gather, self.scatter = self._gather_wide, self._scatter_wide
         else:
             copies, zeros = _window_copies(geo, image, grid)
             # (N, C, *kernel, *out) indexes of _window_copies in the (C, *kernel, N, *out) order
             self.copies = [(d[1:2 + nd] + (_S,) + d[2 + nd:], src) for d, src in copies]
             self.zeros = [z[1:2 + nd] + (_S,) + z[2 + nd:] for z in zeros]
+            self.gather, self.scatter = self._gather_exact, self._scatter_exact
 
-    def gather(self, xp, x):
-        """The windows of x (N, C, *image) as a (C * prod(kernel), N * P) matrix."""
+    def _gather_wide(self, xp, x):
+        """The windows of x (N, C, *image) as a (C * prod(kernel), N * P) matrix (wide
+        positions): one strided copy of the flat padded images."""
         cols = workspace(xp, self.cols_shape, x.dtype)
-        if self.wide:
-            flat = self._padded(xp, x)
-            unit = flat.itemsize
-            sn, sc = flat.strides[:2]
-            view = xp.lib.stride_tricks.as_strided(
-                flat, self.cols_shape, (sc,) + tuple(st * unit for st in self.steps) +
-                (sn, unit))
-            cols[...] = view
-        else:
-            grid = cols.reshape(cols.shape[:-1] + self.grid)
-            for dst, src in self.copies:
-                grid[dst] = x[src].swapaxes(0, 1)
-            for z in self.zeros:
-                grid[z] = 0
+        flat = self._padded(xp, x)
+        unit = flat.itemsize
+        sn, sc = flat.strides[:2]
+        cols[...] = xp.lib.stride_tricks.as_strided(
+            flat, self.cols_shape, (sc,) + tuple(st * unit for st in self.steps) + (sn, unit))
         return cols.reshape(-1, self.n * self.p)
 
-    def scatter(self, xp, cols, out):
-        """Sum a (C * prod(kernel), N * P) matrix of windows back into out (N, C, *image)."""
-        cols = cols.reshape(self.cols_shape)
-        if self.wide:
-            flat, image = self._flat(xp, cols.dtype)
-            flat.fill(0)
-            for kk, start in self.runs:
-                run = flat[:, :, start:start + self.p]
-                xp.add(run, cols[(_S,) + kk].swapaxes(0, 1), out=run)
-            out[...] = image[self.interior]
-            return out
+    def _gather_exact(self, xp, x):
+        """The windows of x (N, C, *image) as a (C * prod(kernel), N * P) matrix (exact
+        positions): a copy clipped to the image per kernel offset, zeros around it."""
+        cols = workspace(xp, self.cols_shape, x.dtype)
         grid = cols.reshape(cols.shape[:-1] + self.grid)
+        for dst, src in self.copies:
+            grid[dst] = x[src].swapaxes(0, 1)
+        for z in self.zeros:
+            grid[z] = 0
+        return cols.reshape(-1, self.n * self.p)
+
+    def _scatter_wide(self, xp, cols, out):
+        """Sum a (C * prod(kernel), N * P) matrix of windows back into out (N, C, *image)
+        (wide positions): one add per kernel offset into the flat padded images."""
+        cols = cols.reshape(self.cols_shape)
+        flat, image = self._flat(xp, cols.dtype)
+        flat.fill(0)
+        for kk, start in self.runs:
+            run = flat[:, :, start:start + self.p]
+            xp.add(run, cols[(_S,) + kk].swapaxes(0, 1), out=run)
+        out[...] = image[self.interior]
+        return out
+
+    def _scatter_exact(self, xp, cols, out):
+        """Sum a (C * prod(kernel), N * P) matrix of windows back into out (N, C, *image)
+        (exact positions): one add per kernel offset, clipped to the image."""
+        grid = cols.reshape(self.cols_shape[:-1] + self.grid)
         out.fill(0)
         for dst, src in self.copies:
             view = out[src]
@@ -368,24 +374,21 @@ class _Windows:
         out[...] = full[self.valid].swapaxes(0, 1)
         return out
 
-    def direct(self, out):
-        """out (N, F, *out) as an (F, N * P) matrix when the layouts coincide, else None."""
-        return out.reshape(out.shape[1], -1) if self.n == 1 and not self.wide else None
-
     def by_rows(self, f, groups):
         """Whether ``convolve_rows`` beats gather + one matmul for f filters: it copies the
         windows of the leading kernel axes only (a 3x3 kernel: 3 copies of each image instead
-        of 9), at the price of one pass over the output per other offset of the last axis and
-        of the weight reordered per call: it pays while the copies saved outnumber the weight's
-        elements and the products are deep and long enough (measured on float32 numpy)."""
+        of 9), at the price of one pass over the output per other offset of the last axis, of
+        the weight reordered per call and of one matmul per image: it pays while the copies
+        saved outnumber the weight's elements and the products are deep enough and, per image,
+        long enough for their depth (measured on float32 numpy)."""
         if not self.wide:
             return False
         last = self.geo.kernel[-1]
-        return last > 1 and self.p >= _ROWS_MIN_POSITIONS and \
-            self.c // groups * len(self.row_starts) >= _ROWS_MIN_DEPTH and \
-            (last - 1) * self.n * self.p * groups >= f * last
+        depth = self.c // groups * len(self.row_starts)
+        return last > 1 and depth >= _ROWS_MIN_DEPTH and self.p >= _ROWS_MIN_LENGTH * depth \
+            and (last - 1) * self.n * self.p * groups >= f * last
 
-    def convolve_rows(self, xp, x, w, groups, out):
+    def convolve_rows(self, xp, groups, x, w, out):
         """The convolution of x with w (F, C / groups, *kernel) written into out (N, F, *grid),
         by kernel rows (wide positions only). The windows of the leading kernel axes are copied
         once, each a run of the flat padded image long enough for every offset of the last
@@ -437,74 +440,162 @@ def _is_pointwise(geo):
     return all(k == 1 for k in geo.kernel) and not any(geo.pad) and set(geo.stride) == {1}
 
 
-def _conv(xp, x, w, geo, groups, out=None):
-    """Convolution of x (N, C, *spatial) with w (F, C / groups, *kernel), written into ``out``
-    when given: the windows matrix (in the workspace) times the weight."""
-    n, c = x.shape[:2]
-    f = w.shape[0]
-    grid = tuple(_conv_size(*a) for a in zip(x.shape[2:], *geo))
-    if out is None:
-        out = xp.empty((n, f) + grid, dtype=x.dtype)
-    wm = w.reshape(groups, f // groups, -1)
-    if _is_pointwise(geo):      # the pixels are the windows: no copy
-        return xp.matmul(wm, x.reshape(n, groups, c // groups, -1),
-                         out=out.reshape(n, groups, f // groups, -1)).reshape(out.shape)
+# The paths of the engine, ``path(*plan, a, b, out)`` with the plan that ``_conv_engine``,
+# ``_deconv_engine`` or ``_wgrad_engine`` made for the shapes: inputs and out channel-first and
+# out C-contiguous (the engines write through reshaped views of it).
+
+def _conv_pointwise(xp, weights, images, outputs, x, w, out):
+    """A 1x1 convolution (stride 1, no padding): the pixels are the windows, so one matmul per
+    image and group, without a copy."""
+    xp.matmul(w.reshape(weights), x.reshape(images), out=out.reshape(outputs))
+
+
+def _conv_per_image(xp, geo, grid, weights, images, outputs, x, w, out):
+    """A thin product (few weights per filter): the windows of each image (im2col, in the
+    workspace) times the weight, one matmul per image and group straight into out, which
+    needs no reordering."""
+    cols = _im2col(xp, x, geo, grid, workspace(xp, _cols_shape(x.shape, geo, grid), x.dtype))
+    xp.matmul(w.reshape(weights), cols.reshape(images), out=out.reshape(outputs))
+
+
+def _conv_windows(xp, win, weights, x, w, out):
+    """The windows of the whole batch as one matrix times the weight, one matmul per group,
+    then reordered into out."""
+    product = workspace(xp, weights[:2] + (win.n * win.p,), x.dtype, part=1)
+    xp.matmul(w.reshape(weights), win.gather(xp, x).reshape(weights[0], -1, win.n * win.p),
+              out=product)
+    win.unfold(product, out)
+
+
+def _conv_windows_direct(xp, win, weights, x, w, out):
+    """``_conv_windows`` for one image and exact positions: the product is laid out as out
+    is, so the matmul writes it."""
+    xp.matmul(w.reshape(weights), win.gather(xp, x).reshape(weights[0], -1, win.p),
+              out=out.reshape(weights[:2] + (win.p,)))
+
+
+def _deconv_windows(xp, win, groups, x, w, out):
+    """Transposed convolution of x (N, C, *grid) with w (C, F / groups, *kernel): the weight's
+    transpose times x gives the windows of the (N, F, *image) output, summed into it."""
+    c = x.shape[1]
+    xm = win.fold(xp, x).reshape(groups, c // groups, -1)
+    wm = w.reshape(groups, c // groups, -1).transpose(0, 2, 1)
+    cols = workspace(xp, (groups, wm.shape[1], win.n * win.p), x.dtype)
+    xp.matmul(wm, xm, out=cols)
+    win.scatter(xp, cols, out)
+
+
+def _wgrad_by_gradient(xp, win, groups, g, x, out):
+    """The weight gradient (F, C / groups, *kernel) for a large weight: g (N, F, *grid) times
+    the windows of x transposed, straight into out."""
+    cols = win.gather(xp, x).reshape(groups, -1, win.n * win.p)
+    gm = win.fold(xp, g).reshape(groups, g.shape[1] // groups, -1)
+    xp.matmul(gm, cols.transpose(0, 2, 1), out=out.reshape(gm.shape[:2] + (-1,)))
+
+
+def _wgrad_by_windows(xp, win, groups, g, x, out):
+    """The weight gradient for a small weight from many windows (LeNet's): BLAS is faster with
+    the long axis the other way round, windows times g transposed, and the transposed copy of
+    the product is cheap."""
+    cols = win.gather(xp, x).reshape(groups, -1, win.n * win.p)
+    gm = win.fold(xp, g).reshape(groups, g.shape[1] // groups, -1)
+    product = workspace(xp, (groups, cols.shape[1], gm.shape[1]), x.dtype, part=3)
+    xp.matmul(cols, gm.transpose(0, 2, 1), out=product)
+    out.reshape(gm.shape[:2] + (-1,))[...] = product.transpose(0, 2, 1)
+
+
+ENGINE_PATHS = (_conv_pointwise, _conv_per_image, _Windows.convolve_rows, _conv_windows,
+                _conv_windows_direct, _deconv_windows, _wgrad_by_gradient, _wgrad_by_windows,
+                _Windows._gather_wide, _Windows._gather_exact, _Windows._scatter_wide,
+                _Windows._scatter_exact)
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_engine(xp, geo, groups, shape, f):
+    """``run(x, w, out)``: the convolution of x (``shape``, channel-first) with a weight
+    (f, C / groups, *kernel) written into out (N, f, *grid), by the path these shapes take."""
+    n, c = shape[:2]
+    grid = tuple(_conv_size(*a) for a in zip(shape[2:], *geo))
+    weights, outputs = (groups, f // groups, -1), (n, groups, f // groups, -1)
+    if _is_pointwise(geo):
+        return functools.partial(_conv_pointwise, xp, weights, (n, groups, c // groups, -1),
+                                 outputs)
     depth = c // groups * math.prod(geo.kernel)
     if depth <= _THIN_DEPTH:
-        # one matmul per image, straight into out: a thin product gains nothing from one
-        # long matmul, and out needs no reordering
-        cols = _im2col(xp, x, geo, grid, workspace(xp, _cols_shape(x.shape, geo, grid), x.dtype))
-        xp.matmul(wm, cols.reshape(n, groups, depth, -1),
-                  out=out.reshape(n, groups, f // groups, -1))
-        return out
-    win = _windows(geo, n, c, x.shape[2:], grid, f // groups)
+        return functools.partial(_conv_per_image, xp, geo, grid, weights,
+                                 (n, groups, depth, -1), outputs)
+    win = _windows(geo, n, c, shape[2:], grid, f // groups)
     if win.by_rows(f, groups):
-        return win.convolve_rows(xp, x, w, groups, out)
-    cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
-    direct = win.direct(out)
-    target = direct if direct is not None else \
-        workspace(xp, (f, n * win.p), x.dtype, part=1)
-    xp.matmul(wm, cols, out=target.reshape(groups, f // groups, -1))
-    if direct is None:
-        win.unfold(target, out)
-    return out
+        return functools.partial(win.convolve_rows, xp, groups)
+    if n == 1 and not win.wide:
+        return functools.partial(_conv_windows_direct, xp, win, weights)
+    return functools.partial(_conv_windows, xp, win, weights)
+
+
+@functools.lru_cache(maxsize=256)
+def _deconv_engine(xp, geo, groups, shape, f, image):
+    """``run(x, w, out)``: the transposed convolution of x (``shape``, channel-first) with a
+    weight (C, f / groups, *kernel) written into out (N, f, *image)."""
+    n, c = shape[:2]
+    win = _windows(geo, n, f, image, shape[2:], c // groups)
+    return functools.partial(_deconv_windows, xp, win, groups)
+
+
+@functools.lru_cache(maxsize=256)
+def _wgrad_engine(xp, geo, groups, g_shape, x_shape):
+    """``run(g, x, out)``: the convolution weight's gradient for the output gradient g
+    (``g_shape``) and the data x (``x_shape``), both channel-first, written into out
+    (F, C / groups, *kernel)."""
+    n, c = x_shape[:2]
+    f = g_shape[1]
+    win = _windows(geo, n, c, x_shape[2:], g_shape[2:], f // groups)
+    large = f // groups * (c // groups) * math.prod(geo.kernel) > _SMALL_WEIGHT * n * win.p
+    return functools.partial(_wgrad_by_gradient if large else _wgrad_by_windows, xp, win, groups)
 
 
 def _deconv(xp, x, w, geo, groups, image, out=None):
-    """Transposed convolution of x (N, C, *grid) with w (C, F / groups, *kernel): the weight's
-    transpose times x gives the windows of the (N, F, *image) output, summed into it."""
-    n, c = x.shape[:2]
+    """Transposed convolution of x (N, C, *grid) with w (C, F / groups, *kernel) into a new (or
+    the given C-contiguous) (N, F, *image) array."""
     f = w.shape[1] * groups
     if out is None:
-        out = xp.empty((n, f) + tuple(image), dtype=x.dtype)
-    win = _windows(geo, n, f, tuple(image), tuple(x.shape[2:]), c // groups)
-    xm = win.fold(xp, x).reshape(groups, c // groups, -1)
-    wm = w.reshape(groups, c // groups, -1).transpose(0, 2, 1)
-    cols = workspace(xp, (groups, wm.shape[1], n * win.p), x.dtype)
-    xp.matmul(wm, xm, out=cols)
-    return win.scatter(xp, cols, out)
-
-
-def _conv_wgrad(xp, g, x, geo, groups, out=None):
-    """Gradient of the convolution weight: g (N, F, *grid) times the windows of x (written
-    into ``out`` when given)."""
-    n, c = x.shape[:2]
-    f = g.shape[1]
-    if out is None:
-        out = xp.empty((f, c // groups) + geo.kernel, dtype=x.dtype)
-    win = _windows(geo, n, c, x.shape[2:], tuple(g.shape[2:]), f // groups)
-    cols = win.gather(xp, x).reshape(groups, -1, n * win.p)
-    gm = win.fold(xp, g).reshape(groups, f // groups, -1)
-    weights = out.reshape(groups, f // groups, -1)
-    if weights[0].size > _SMALL_WEIGHT * cols.shape[2]:
-        xp.matmul(gm, cols.transpose(0, 2, 1), out=weights)
-        return out
-    # a small weight from many windows (LeNet's): BLAS is faster with the long axis the other
-    # way round, (windows x gradient^T), and the transposed copy of the product is cheap
-    product = workspace(xp, (groups, cols.shape[1], f // groups), x.dtype, part=3)
-    xp.matmul(cols, gm.transpose(0, 2, 1), out=product)
-    weights[...] = product.transpose(0, 2, 1)
+        out = xp.empty((x.shape[0], f) + tuple(image), dtype=x.dtype)
+    _deconv_engine(xp, geo, groups, x.shape, f, tuple(image))(x, w, out)
     return out
+
+
+def _window_body(xp, run, shape, dtype, cl):
+    """The body ``fn(a, b, bias=None, out=None)`` of a window operator whose engine is
+    ``run(a, b, out)`` (channel-first arrays): out (``shape``, in the operator's layout, of
+    ``dtype``) is written, or made when not given, and the bias (per channel) added. A
+    channel-last operator runs the engine on channel-first views of its inputs, into the
+    workspace, and writes the result transposed into out."""
+    empty = xp.empty
+    nd = len(shape) - 2
+    if not cl:
+        bias_shape = (1, -1) + (1,) * nd
+
+        def channel_first(a, b, bias=None, out=None):
+            if out is None:
+                out = empty(shape, dtype)
+            run(a, b, out)
+            if bias is not None:
+                out += bias.reshape(bias_shape)
+            return out
+        return channel_first
+
+    to_cf, to_cl = (0, nd + 1) + tuple(range(1, nd + 1)), (0,) + tuple(range(2, nd + 2)) + (1,)
+    result_shape = tuple(shape[i] for i in to_cf)
+
+    def channel_last(a, b, bias=None, out=None):
+        if out is None:
+            out = empty(shape, dtype)
+        result = workspace(xp, result_shape, dtype, part=5)
+        run(a.transpose(to_cf), b.transpose(to_cf), result)
+        out[...] = result.transpose(to_cl)
+        if bias is not None:
+            out += bias
+        return out
+    return channel_last
 
 
 def _kw(attrs, **override):
@@ -621,16 +712,13 @@ class Convolution:
     infer_shape = _conv_infer
     infer_type = _float_types
 
-    def compute(xp, attrs, data, weight, bias=None):
+    def specialise(xp, attrs, shapes, dtypes, is_train):
         cl = _layout_of(attrs)[1]
-        out = _conv(xp, _to_cf(data, cl), _to_cf(weight, cl), _geom(attrs), attrs.num_group)
-        return _from_cf(xp, _add_bias(out, bias), cl)
-
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if _layout_of(attrs)[1] or len(set(dtypes)) != 1:
-            return None
-        geo, groups = _geom(attrs), attrs.num_group
-        return lambda out, x, w, b=None: _add_bias(_conv(xp, x, w, geo, groups, out), b)
+        n, c, sp = _split(shapes[0], cl)
+        geo, f = _geom(attrs), shapes[1][0]
+        run = _conv_engine(xp, geo, attrs.num_group, (n, c) + sp, f)
+        grid = tuple(_conv_size(*a) for a in zip(sp, *geo))
+        return _window_body(xp, run, _join(n, f, grid, cl), dtypes[0], cl)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         data, weight, g = inputs[0], inputs[1], ograds[0]
@@ -666,16 +754,12 @@ class _backward_Convolution_weight:
             data = _join(ograd[0], c, sp, cl)
         return [ograd, data], [_join(attrs.num_filter, c // attrs.num_group, geo.kernel, cl)]
 
-    def compute(xp, attrs, ograd, data):
+    def specialise(xp, attrs, shapes, dtypes, is_train):
         cl = _layout_of(attrs)[1]
-        dw = _conv_wgrad(xp, _to_cf(ograd, cl), _to_cf(data, cl), _geom(attrs), attrs.num_group)
-        return _from_cf(xp, dw, cl)
-
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if _layout_of(attrs)[1] or len(set(dtypes)) != 1:
-            return None
+        (n, f, grid), (_, c, sp) = (_split(s, cl) for s in shapes)
         geo, groups = _geom(attrs), attrs.num_group
-        return lambda out, ograd, data: _conv_wgrad(xp, ograd, data, geo, groups, out)
+        run = _wgrad_engine(xp, geo, groups, (n, f) + grid, (n, c) + sp)
+        return _window_body(xp, run, _join(f, c // groups, geo.kernel, cl), dtypes[1], cl)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         g, data = inputs
@@ -752,23 +836,14 @@ class Deconvolution:
         return _conv_infer(attrs, data, weight, bias, deconv=True)
     infer_type = _float_types
 
-    def compute(xp, attrs, data, weight, bias=None):
+    def specialise(xp, attrs, shapes, dtypes, is_train):
         cl = _layout_of(attrs)[1]
-        x = _to_cf(data, cl)
-        geo, image = _deconv_geom(attrs, x.shape[2:])
-        out = _deconv(xp, x, _to_cf(weight, cl), geo, attrs.num_group, image)
-        return _from_cf(xp, _add_bias(out, bias), cl)
-
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        nd, cl = _layout_of(attrs)
-        if cl or len(set(dtypes)) != 1:
-            return None
-        geo, image = _deconv_geom(attrs, tuple(shapes[0][2:]))
+        n, c, sp = _split(shapes[0], cl)
+        geo, image = _deconv_geom(attrs, sp)
         groups = attrs.num_group
-
-        def deconvolution(out, x, w, b=None):
-            return _add_bias(_deconv(xp, x, w, geo, groups, image, out), b)
-        return deconvolution
+        f = _split(shapes[1], cl)[1] * groups
+        run = _deconv_engine(xp, geo, groups, (n, c) + sp, f, image)
+        return _window_body(xp, run, _join(n, f, image, cl), dtypes[0], cl)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         data, weight, g = inputs[0], inputs[1], ograds[0]
@@ -815,8 +890,7 @@ class im2col:
     def compute(xp, attrs, data):
         geo = _geom(attrs)
         grid = tuple(_conv_size(*a) for a in zip(data.shape[2:], *geo))
-        cols = _im2col(xp, data, geo, grid).reshape(data.shape[0], -1, math.prod(grid))
-        return cols.copy() if cols.size and _shares(xp, cols, data) else cols
+        return _im2col(xp, data, geo, grid).reshape(data.shape[0], -1, math.prod(grid))
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F.col2im(ograds[0], output_size=inputs[0].shape[2:], **_kw(attrs))]
@@ -847,8 +921,7 @@ class col2im:
         image = tuple(attrs.output_size)
         grid = tuple(_conv_size(*a) for a in zip(image, *geo))
         cols = data.reshape((data.shape[0], -1) + geo.kernel + grid)
-        out = _col2im(xp, cols, geo, image)
-        return out.copy() if out.size and _shares(xp, out, data) else out
+        return _col2im(xp, cols, geo, image)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         kw = _kw(attrs)

@@ -1,13 +1,20 @@
 """Elementwise operators: unary maths, binary (same shape and broadcasting), with a scalar,
 comparisons and logic, ``add_n``, ``clip``, ``smooth_l1`` and the identity-like operators.
 
-Most operators here are rows of a table: a forward in the array module ``xp`` and a gradient
-written with Python operators and ``F`` functions on the values it is given (NDArrays or
-Symbols), so the same rule serves imperative autograd and the graph backward.
+Most operators here are rows of a table: a forward written once and a gradient written with
+Python operators and ``F`` functions on the values it is given (NDArrays or Symbols), so the
+same rule serves imperative autograd and the graph backward. A forward is the name of a ufunc
+of the array module ``xp``, or a function ``forward(xp, *inputs, out=None)`` that writes into
+``out`` when given one; a forward that could not without a copy of its own (round, sign's NaN
+rule, mod's zero rule, logic, the special functions) takes no ``out``. ``_table_bodies``
+makes both the operator's ``compute`` and what a compiled graph calls (``specialise``: the
+forward bound to the array module, for float inputs) of it.
 
 MXNet's legacy operators keep the input dtype (``exp`` of int32 is int32, a scalar is first cast
 to the array's dtype), which ``_keep`` and ``_scalar_like`` reproduce.
 """
+import functools
+import inspect
 import math
 
 import numpy as np
@@ -27,7 +34,10 @@ def _keep(result, like):
 
 def _scalar_like(value, like):
     """A scalar cast to the dtype of ``like`` first, as MXNet's kernels do (300 -> uint8 44)."""
-    return np.asarray(value).astype(like.dtype)[()]
+    dtype = like.dtype
+    if dtype.kind == 'f':       # the same cast of a Python float, without an array: faster
+        return dtype.type(value)
+    return np.asarray(value).astype(dtype)[()]
 
 
 def not_differentiable_twice(name):
@@ -38,6 +48,167 @@ def not_differentiable_twice(name):
         raise NotSupportedError(f'{name} has no gradient: higher-order derivatives through it '
                                 'are not implemented')
     return gradient
+
+
+# -------------------------------------------------------------------------------------------------
+# From a table's forward to the operator's compute
+# -------------------------------------------------------------------------------------------------
+
+# ufuncs run without np.errstate (a microsecond a call): they cannot warn, or (add, subtract,
+# multiply, hypot) their overflow warnings are left as numpy gives them
+_LOUD_FREE = {'abs', 'negative', 'floor', 'ceil', 'trunc', 'add', 'subtract', 'multiply',
+              'hypot', 'maximum', 'minimum', 'equal', 'not_equal', 'greater', 'greater_equal',
+              'less', 'less_equal'}
+
+
+def _loud_free(forward):
+    """Marks a forward function that runs without np.errstate (it cannot warn)."""
+    forward.loud_free = True
+    return forward
+
+
+def _ufunc(name, arity=1, swap=False, constant=None):
+    """The forward that is the ufunc ``name`` of the array module, of ``arity`` arrays (2 with
+    a scalar); ``swap`` exchanges its two arguments (``s - x`` of ``_rminus_scalar``);
+    ``constant`` is the second argument of a unary forward (relu: ``maximum(x, 0)``). The
+    forward keeps them as attributes, so that ``_table_specialise`` can bind the ufunc itself."""
+    if constant is not None:
+        def forward(xp, x, out=None):
+            # a constant of x's dtype: numpy resolves the type of a Python number each call
+            return getattr(xp, name)(x, _typed(constant, x.dtype), out=out)
+    elif swap:
+        def forward(xp, x, s, out=None):
+            return getattr(xp, name)(s, x, out=out)
+    elif arity == 2:
+        def forward(xp, a, b, out=None):
+            return getattr(xp, name)(a, b, out=out)
+    else:
+        def forward(xp, x, out=None):
+            return getattr(xp, name)(x, out=out)
+    forward.loud_free = name in _LOUD_FREE
+    forward.ufunc, forward.swap, forward.constant = name, swap, constant
+    return forward
+
+
+_TYPED = {}
+
+
+def _typed(value, dtype):
+    """``value`` as a scalar of ``dtype`` (cached)."""
+    key = (value, dtype)
+    typed = _TYPED.get(key)
+    if typed is None:
+        typed = _TYPED[key] = np.asarray(value).astype(dtype)[()]
+    return typed
+
+
+def _quietly(compute, binary, into):
+    """``compute`` (of two arrays when ``binary``, taking ``out`` when ``into``) with
+    floating-point warnings silenced: MXNet computes inf and NaN quietly."""
+    if binary and into:
+        def quiet(xp, attrs, lhs, rhs, *, out=None):
+            with np.errstate(all='ignore'):
+                return compute(xp, attrs, lhs, rhs, out=out)
+    elif binary:
+        def quiet(xp, attrs, lhs, rhs):
+            with np.errstate(all='ignore'):
+                return compute(xp, attrs, lhs, rhs)
+    elif into:
+        def quiet(xp, attrs, data, *, out=None):
+            with np.errstate(all='ignore'):
+                return compute(xp, attrs, data, out=out)
+    else:
+        def quiet(xp, attrs, data):
+            with np.errstate(all='ignore'):
+                return compute(xp, attrs, data)
+    return functools.wraps(compute)(quiet)
+
+
+def _table_bodies(forward, arity=1, scalar=False):
+    """``compute`` and ``specialise`` of a table row whose forward is ``forward`` (a ufunc name
+    or a function) of ``arity`` arrays, or of an array and the attribute ``scalar`` in its
+    dtype: both are that forward (``_table_specialise``).
+
+    Without ``out`` the result is fresh, in the dtype of the (first) input; with one (a float
+    buffer of the result's dtype, which may be an input) the forward writes into it. A forward
+    without ``out`` gives a compute without. Floating-point warnings are silenced unless the
+    forward is loud-free: decided here, once, as ``np.errstate`` costs a microsecond a call.
+    The bodies name their arguments: a call through ``*args`` costs a fifth of one.
+    """
+    if isinstance(forward, str):
+        forward = _ufunc(forward, 2 if scalar else arity)
+    into = 'out' in inspect.signature(forward).parameters
+    if scalar and into:
+        def compute(xp, attrs, data, *, out=None):
+            s = _scalar_like(attrs['scalar'], data)    # (Params' attribute access is slower)
+            if out is None:
+                return _keep(forward(xp, data, s), data)
+            return forward(xp, data, s, out)
+    elif scalar:
+        def compute(xp, attrs, data):
+            return _keep(forward(xp, data, _scalar_like(attrs['scalar'], data)), data)
+    elif arity == 2 and into:
+        def compute(xp, attrs, lhs, rhs, *, out=None):
+            if out is None:
+                return _keep(forward(xp, lhs, rhs), lhs)
+            return forward(xp, lhs, rhs, out)
+    elif arity == 2:
+        def compute(xp, attrs, lhs, rhs):
+            return _keep(forward(xp, lhs, rhs), lhs)
+    elif into:
+        def compute(xp, attrs, data, *, out=None):
+            if out is None:
+                return _keep(forward(xp, data), data)
+            return forward(xp, data, out)
+    else:
+        def compute(xp, attrs, data):
+            return _keep(forward(xp, data), data)
+    if not getattr(forward, 'loud_free', False):
+        compute = _quietly(compute, arity == 2 and not scalar, into)
+    return compute, _table_specialise(forward, compute, into, scalar)
+
+
+def _table_specialise(forward, compute, into, scalar):
+    """What a compiled graph calls for a table row: the forward itself, bound to the array
+    module (and the scalar cast once), where float inputs of one dtype give that dtype (so
+    ``_keep`` has nothing to do); the row's compute otherwise (integers, comparisons)."""
+    quiet = not getattr(forward, 'loud_free', False)
+
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        dtype = dtypes[0]
+        if not into or dtype.kind != 'f' or any(d != dtype for d in dtypes):
+            return functools.partial(compute, xp, attrs)
+        probe = np.empty(0, dtype)
+        s = _scalar_like(attrs['scalar'], probe) if scalar else None
+        if forward(np, *[probe] * len(dtypes), *([s] if scalar else [])).dtype != dtype:
+            return functools.partial(compute, xp, attrs)
+        fn = _bound(forward, xp, dtype, s)
+        return _quiet_call(fn) if quiet else fn
+    return specialise
+
+
+def _bound(forward, xp, dtype, s):
+    """``forward`` as ``fn(*inputs, out=None)`` for inputs of ``dtype`` (with the scalar ``s``):
+    the ufunc itself where the forward is one (no Python frame a call)."""
+    name = getattr(forward, 'ufunc', None)
+    if name is None:        # (the scalar rows that write into out are ufuncs)
+        return functools.partial(forward, xp)
+    f = getattr(xp, name)
+    c = s if s is not None else None if forward.constant is None else \
+        _typed(forward.constant, dtype)
+    if c is None:
+        return f
+    if forward.swap:
+        return lambda data, out=None: f(c, data, out=out)
+    return lambda data, out=None: f(data, c, out=out)
+
+
+def _quiet_call(fn):
+    """``fn(*inputs, out=None)`` with floating-point warnings silenced."""
+    def quiet(*inputs, out=None):
+        with np.errstate(all='ignore'):
+            return fn(*inputs, out=out)
+    return quiet
 
 
 # -------------------------------------------------------------------------------------------------
@@ -54,9 +225,45 @@ def _rint_half_down(xp, x):
     return xp.where(x - fl <= 0.5, fl, xp.ceil(x))
 
 
-def _sigmoid(xp, x):
-    with np.errstate(over='ignore'):
-        return 1 / (1 + xp.exp(-x))
+@_loud_free
+def _sign(xp, x):
+    return xp.where(xp.isnan(x), 0, xp.sign(x))       # MXNet: 0 at NaN
+
+
+_relu = _ufunc('maximum', constant=0)
+
+
+def _sigmoid(xp, x, out=None):
+    y = xp.exp(xp.negative(x, out=out), out=out)
+    y += 1
+    return xp.reciprocal(y, out=y)
+
+
+def _softsign(xp, x, out=None):
+    return xp.divide(x, 1 + xp.abs(x), out=out)
+
+
+def _softrelu(xp, x):
+    # log(1 + e^x), and x itself above 20 where they agree in float precision (as MXNet);
+    # float16 in float32, where e^20 does not overflow
+    x = x.astype(np.float32) if x.dtype == np.float16 else x
+    return xp.where(x > 20, x, xp.log1p(xp.exp(xp.minimum(x, 20))))
+
+
+def _reciprocal_of(root):
+    """The forward ``1 / root(x)`` (rsqrt, rcbrt)."""
+    def forward(xp, x, out=None):
+        y = getattr(xp, root)(x, out=out)
+        return xp.reciprocal(y, out=y)
+    return forward
+
+
+@_loud_free
+def _copy(xp, x, out=None):
+    if out is None:
+        return x.copy()
+    xp.copyto(out, x)
+    return out
 
 
 _LN10 = math.log(10.0)
@@ -65,150 +272,70 @@ _DEG = 180.0 / math.pi
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
-# name, forward(xp, x), gradient(F, x, y, g) or None for a zero gradient, aliases
+# name, forward, gradient(F, x, y, g) or None for a zero gradient, aliases
 UNARY = [
-    ('abs', lambda xp, x: xp.abs(x), lambda F, x, y, g: g * F.sign(x), ()),
-    ('sign', lambda xp, x: xp.where(xp.isnan(x), 0, xp.sign(x)), None, ()),   # MXNet: 0 at NaN
-    ('negative', lambda xp, x: -x, lambda F, x, y, g: -g, ()),
-    ('reciprocal', lambda xp, x: xp.reciprocal(x), lambda F, x, y, g: -g * y * y, ()),
-    ('square', lambda xp, x: x * x, lambda F, x, y, g: g * x * 2, ()),
-    ('sqrt', lambda xp, x: xp.sqrt(x), lambda F, x, y, g: g / (y * 2), ()),
-    ('rsqrt', lambda xp, x: 1 / xp.sqrt(x), lambda F, x, y, g: g * y * y * y * -0.5, ()),
-    ('cbrt', lambda xp, x: xp.cbrt(x), lambda F, x, y, g: g / (y * y * 3), ()),
-    ('rcbrt', lambda xp, x: 1 / xp.cbrt(x), lambda F, x, y, g: g * y * y * y * y * (-1 / 3), ()),
-    ('exp', lambda xp, x: xp.exp(x), lambda F, x, y, g: g * y, ()),
-    ('expm1', lambda xp, x: xp.expm1(x), lambda F, x, y, g: g * (y + 1), ()),
-    ('log', lambda xp, x: xp.log(x), lambda F, x, y, g: g / x, ()),
-    ('log10', lambda xp, x: xp.log10(x), lambda F, x, y, g: g / (x * _LN10), ()),
-    ('log2', lambda xp, x: xp.log2(x), lambda F, x, y, g: g / (x * _LN2), ()),
-    ('log1p', lambda xp, x: xp.log1p(x), lambda F, x, y, g: g / (x + 1), ()),
-    ('sin', lambda xp, x: xp.sin(x), lambda F, x, y, g: g * F.cos(x), ()),
-    ('cos', lambda xp, x: xp.cos(x), lambda F, x, y, g: -g * F.sin(x), ()),
-    ('tan', lambda xp, x: xp.tan(x), lambda F, x, y, g: g * (y * y + 1), ()),
-    ('arcsin', lambda xp, x: xp.arcsin(x), lambda F, x, y, g: g * F.rsqrt(1 - x * x), ()),
-    ('arccos', lambda xp, x: xp.arccos(x), lambda F, x, y, g: -g * F.rsqrt(1 - x * x), ()),
-    ('arctan', lambda xp, x: xp.arctan(x), lambda F, x, y, g: g / (x * x + 1), ()),
-    ('sinh', lambda xp, x: xp.sinh(x), lambda F, x, y, g: g * F.cosh(x), ()),
-    ('cosh', lambda xp, x: xp.cosh(x), lambda F, x, y, g: g * F.sinh(x), ()),
-    ('tanh', lambda xp, x: xp.tanh(x), lambda F, x, y, g: g * (1 - y * y), ()),
-    ('arcsinh', lambda xp, x: xp.arcsinh(x), lambda F, x, y, g: g * F.rsqrt(x * x + 1), ()),
-    ('arccosh', lambda xp, x: xp.arccosh(x), lambda F, x, y, g: g * F.rsqrt(x * x - 1), ()),
-    ('arctanh', lambda xp, x: xp.arctanh(x), lambda F, x, y, g: g / (1 - x * x), ()),
-    ('degrees', lambda xp, x: x * _DEG, lambda F, x, y, g: g * _DEG, ()),
-    ('radians', lambda xp, x: x / _DEG, lambda F, x, y, g: g / _DEG, ()),
-    ('floor', lambda xp, x: xp.floor(x), None, ()),
-    ('ceil', lambda xp, x: xp.ceil(x), None, ()),
+    ('abs', 'abs', lambda F, x, y, g: g * F.sign(x), ()),
+    ('sign', _sign, None, ()),
+    ('negative', 'negative', lambda F, x, y, g: -g, ()),
+    ('reciprocal', 'reciprocal', lambda F, x, y, g: -g * y * y, ()),
+    ('square', 'square', lambda F, x, y, g: g * x * 2, ()),
+    ('sqrt', 'sqrt', lambda F, x, y, g: g / (y * 2), ()),
+    ('rsqrt', _reciprocal_of('sqrt'), lambda F, x, y, g: g * y * y * y * -0.5, ()),
+    ('cbrt', 'cbrt', lambda F, x, y, g: g / (y * y * 3), ()),
+    ('rcbrt', _reciprocal_of('cbrt'), lambda F, x, y, g: g * y * y * y * y * (-1 / 3), ()),
+    ('exp', 'exp', lambda F, x, y, g: g * y, ()),
+    ('expm1', 'expm1', lambda F, x, y, g: g * (y + 1), ()),
+    ('log', 'log', lambda F, x, y, g: g / x, ()),
+    ('log10', 'log10', lambda F, x, y, g: g / (x * _LN10), ()),
+    ('log2', 'log2', lambda F, x, y, g: g / (x * _LN2), ()),
+    ('log1p', 'log1p', lambda F, x, y, g: g / (x + 1), ()),
+    ('sin', 'sin', lambda F, x, y, g: g * F.cos(x), ()),
+    ('cos', 'cos', lambda F, x, y, g: -g * F.sin(x), ()),
+    ('tan', 'tan', lambda F, x, y, g: g * (y * y + 1), ()),
+    ('arcsin', 'arcsin', lambda F, x, y, g: g * F.rsqrt(1 - x * x), ()),
+    ('arccos', 'arccos', lambda F, x, y, g: -g * F.rsqrt(1 - x * x), ()),
+    ('arctan', 'arctan', lambda F, x, y, g: g / (x * x + 1), ()),
+    ('sinh', 'sinh', lambda F, x, y, g: g * F.cosh(x), ()),
+    ('cosh', 'cosh', lambda F, x, y, g: g * F.sinh(x), ()),
+    ('tanh', 'tanh', lambda F, x, y, g: g * (1 - y * y), ()),
+    ('arcsinh', 'arcsinh', lambda F, x, y, g: g * F.rsqrt(x * x + 1), ()),
+    ('arccosh', 'arccosh', lambda F, x, y, g: g * F.rsqrt(x * x - 1), ()),
+    ('arctanh', 'arctanh', lambda F, x, y, g: g / (1 - x * x), ()),
+    ('degrees', lambda xp, x, out=None: xp.multiply(x, _DEG, out=out),
+     lambda F, x, y, g: g * _DEG, ()),
+    ('radians', lambda xp, x, out=None: xp.divide(x, _DEG, out=out),
+     lambda F, x, y, g: g / _DEG, ()),
+    ('floor', 'floor', None, ()),
+    ('ceil', 'ceil', None, ()),
     ('round', _round_half_away, None, ()),
     ('rint', _rint_half_down, None, ()),
-    ('fix', lambda xp, x: xp.trunc(x), None, ()),
-    ('trunc', lambda xp, x: xp.trunc(x), None, ()),
-    ('relu', lambda xp, x: xp.maximum(x, 0), lambda F, x, y, g: g * (x > 0), ()),
+    ('fix', 'trunc', None, ()),
+    ('trunc', 'trunc', None, ()),
+    ('relu', _relu, lambda F, x, y, g: g * (x > 0), ()),
     ('sigmoid', _sigmoid, lambda F, x, y, g: g * y * (1 - y), ()),
-    ('softsign', lambda xp, x: x / (1 + xp.abs(x)),
-     lambda F, x, y, g: g / F.square(F.abs(x) + 1), ()),
+    ('softsign', _softsign, lambda F, x, y, g: g / F.square(F.abs(x) + 1), ()),
+    # Activation's softrelu, log(1 + e^x): MXNet has no operator of its own for it
+    ('_softrelu', _softrelu, lambda F, x, y, g: g * F.sigmoid(x), ()),
     ('erf', special.erf, lambda F, x, y, g: g * F.exp(-x * x) * _TWO_OVER_SQRT_PI, ()),
     ('erfinv', special.erfinv, lambda F, x, y, g: g * F.exp(y * y) * _SQRT_PI_OVER_TWO, ()),
     ('gamma', special.gamma, lambda F, x, y, g: g * y * F._digamma(x), ()),
     ('gammaln', special.gammaln, lambda F, x, y, g: g * F._digamma(x), ()),
-    ('logical_not', lambda xp, x: x == 0, None, ()),
-    ('_copy', lambda xp, x: x.copy(), lambda F, x, y, g: g, ('identity',)),
-    ('BlockGrad', lambda xp, x: x.copy(), None, ('stop_gradient',)),
+    ('logical_not', _loud_free(lambda xp, x: x == 0), None, ()),
+    ('_copy', _copy, lambda F, x, y, g: g, ('identity',)),
+    ('BlockGrad', _copy, None, ('stop_gradient',)),
 ]
 
 
-def _sigmoid_into(xp, x, out):
-    xp.negative(x, out=out)
-    with np.errstate(over='ignore'):
-        xp.exp(out, out=out)
-    out += 1
-    return xp.reciprocal(out, out=out)
-
-
-# the unary operators that are one ufunc of the array module (name, ufunc)
-_UNARY_UFUNCS = [('abs', 'abs'), ('negative', 'negative'), ('reciprocal', 'reciprocal'),
-                 ('square', 'square'), ('sqrt', 'sqrt'), ('cbrt', 'cbrt'), ('exp', 'exp'),
-                 ('expm1', 'expm1'), ('log', 'log'), ('log10', 'log10'), ('log2', 'log2'),
-                 ('log1p', 'log1p'), ('sin', 'sin'), ('cos', 'cos'), ('tan', 'tan'),
-                 ('arcsin', 'arcsin'), ('arccos', 'arccos'), ('arctan', 'arctan'),
-                 ('sinh', 'sinh'), ('cosh', 'cosh'), ('tanh', 'tanh'), ('arcsinh', 'arcsinh'),
-                 ('arccosh', 'arccosh'), ('arctanh', 'arctanh'), ('floor', 'floor'),
-                 ('ceil', 'ceil'), ('fix', 'trunc'), ('trunc', 'trunc')]
-
-# in-buffer forms (compute_into) of the unary operators that have one: ufuncs, mostly
-_UNARY_INTO = {name: (lambda fn: lambda xp, x, out: getattr(xp, fn)(x, out=out))(fn)
-               for name, fn in _UNARY_UFUNCS}
-_UNARY_INTO['relu'] = lambda xp, x, out: xp.maximum(x, 0, out=out)
-_UNARY_INTO['sigmoid'] = _sigmoid_into
-
-
-def _float_into(into):
-    """``compute_into`` from an in-buffer form (graphs use it for float outputs only)."""
-    if into is None:
-        return None
-
-    def compute_into(xp, attrs, out, *inputs):
-        with np.errstate(all='ignore'):
-            return into(xp, *inputs, out)
-    return compute_into
-
-
-# ufuncs that raise no floating-point warnings worth silencing (as the forwards that use them)
-_LOUD_FREE = {'abs', 'negative', 'floor', 'ceil', 'trunc', 'add', 'subtract', 'multiply',
-              'maximum', 'minimum', 'equal', 'not_equal', 'greater', 'greater_equal', 'less',
-              'less_equal'}
-
-
-def ufunc_kernel(fn, reflect=False, arity=1, scalar=None):
-    """The ``kernel`` of an operator that is one ufunc ``fn`` of the array module, for float
-    inputs of one dtype: ``fn(*inputs, out=out)``, with the operator's scalar attribute (or
-    ``scalar``, a constant) as second argument (first with ``reflect``)."""
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
-            return None
-        f = getattr(xp, fn)
-        if arity == 2:
-            call = lambda out, a, b: f(a, b, out=out)
-        elif scalar is None and 'scalar' not in attrs:
-            call = lambda out, x: f(x, out=out)
-        else:
-            c = np.asarray(attrs.scalar if scalar is None else scalar).astype(dtypes[0])[()]
-            call = (lambda out, x: f(c, x, out=out)) if reflect else \
-                (lambda out, x: f(x, c, out=out))
-        return call if fn in _LOUD_FREE or xp is not np else _quietly(call)
-    return kernel
-
-
-def _quietly(call):
-    def quiet(out, *inputs):
-        with np.errstate(all='ignore'):
-            return call(out, *inputs)
-    return quiet
-
-
-def _sigmoid_kernel(xp, attrs, shapes, dtypes, is_train):
-    if dtypes[0].kind != 'f':
-        return None
-    return lambda out, x: _sigmoid_into(xp, x, out)
-
-
-UNARY_KERNELS = {name: ufunc_kernel(fn) for name, fn in _UNARY_UFUNCS}
-UNARY_KERNELS['relu'] = ufunc_kernel('maximum', scalar=0)
-UNARY_KERNELS['sigmoid'] = _sigmoid_kernel
-
-
 def _unary_op(name, forward, backward, aliases):
-    def compute(xp, attrs, data):
-        with np.errstate(all='ignore'):
-            return _keep(forward(xp, data), data)
-
     if backward is None:
         gradient = zero_gradient
     else:
         def gradient(F, attrs, inputs, outputs, ograds):
             return [backward(F, inputs[0], outputs[0], ograds[0])]
-    return OpDef(name, inputs=('data',), compute=compute, gradient=gradient, aliases=aliases,
-                 inplace=((0, 0),), compute_into=_float_into(_UNARY_INTO.get(name)),
-                 kernel=UNARY_KERNELS.get(name), doc=f'Elementwise {name}.')
+    compute, specialise = _table_bodies(forward)
+    return OpDef(name, inputs=('data',), compute=compute, specialise=specialise,
+                 gradient=gradient, aliases=aliases, inplace=((0, 0),),
+                 doc=f'Elementwise {name}.')
 
 
 for _row in UNARY:
@@ -291,52 +418,40 @@ class smooth_l1:
 
 def _mod(xp, a, b):
     """Python's modulo (sign of the divisor), and 0 where the divisor is 0, as MXNet."""
-    with np.errstate(all='ignore'):
-        return xp.where(b == 0, 0, xp.mod(a, xp.where(b == 0, 1, b)))
-
-
-def _divide(xp, a, b):
-    with np.errstate(all='ignore'):
-        return a / b
-
-
-def _power(xp, a, b):
-    with np.errstate(all='ignore'):
-        return xp.power(a, b)
+    return xp.where(b == 0, 0, xp.mod(a, xp.where(b == 0, 1, b)))
 
 
 def _logical(name):
-    return lambda xp, a, b: getattr(xp, name)(a != 0, b != 0)
+    return _loud_free(lambda xp, a, b: getattr(xp, name)(a != 0, b != 0))
 
 
-# name, aliases, broadcast name, its aliases, forward(xp, a, b), gradient(F, a, b, y, g) or None
+# name, aliases, broadcast name, its aliases, forward, gradient(F, a, b, y, g) or None
 BINARY = [
     ('elemwise_add', ('_add', '_plus', '_Plus'), 'broadcast_add', ('broadcast_plus',),
-     lambda xp, a, b: a + b, lambda F, a, b, y, g: (g, g)),
+     'add', lambda F, a, b, y, g: (g, g)),
     ('elemwise_sub', ('_sub', '_minus', '_Minus'), 'broadcast_sub', ('broadcast_minus',),
-     lambda xp, a, b: a - b, lambda F, a, b, y, g: (g, -g)),
+     'subtract', lambda F, a, b, y, g: (g, -g)),
     ('elemwise_mul', ('_mul', '_Mul'), 'broadcast_mul', (),
-     lambda xp, a, b: a * b, lambda F, a, b, y, g: (g * b, g * a)),
+     'multiply', lambda F, a, b, y, g: (g * b, g * a)),
     ('elemwise_div', ('_div', '_Div'), 'broadcast_div', (),
-     _divide, lambda F, a, b, y, g: (g / b, -g * y / b)),
+     'divide', lambda F, a, b, y, g: (g / b, -g * y / b)),
     ('_mod', ('_Mod',), 'broadcast_mod', (),
      _mod, lambda F, a, b, y, g: (g, -g * F.floor(a / b))),
     ('_power', ('_Power',), 'broadcast_power', (),
-     _power, lambda F, a, b, y, g: (g * b * a ** (b - 1), g * y * F.log(a))),
+     'power', lambda F, a, b, y, g: (g * b * a ** (b - 1), g * y * F.log(a))),
     ('_maximum', ('_Maximum',), 'broadcast_maximum', (),
-     lambda xp, a, b: xp.maximum(a, b), lambda F, a, b, y, g: (g * (a >= b), g * (a < b))),
+     'maximum', lambda F, a, b, y, g: (g * (a >= b), g * (a < b))),
     ('_minimum', ('_Minimum',), 'broadcast_minimum', (),
-     lambda xp, a, b: xp.minimum(a, b), lambda F, a, b, y, g: (g * (a <= b), g * (a > b))),
+     'minimum', lambda F, a, b, y, g: (g * (a <= b), g * (a > b))),
     ('_hypot', ('_Hypot',), 'broadcast_hypot', (),
-     lambda xp, a, b: xp.hypot(a, b), lambda F, a, b, y, g: (g * a / y, g * b / y)),
-    ('_equal', ('_Equal',), 'broadcast_equal', (), lambda xp, a, b: a == b, None),
-    ('_not_equal', ('_Not_Equal',), 'broadcast_not_equal', (), lambda xp, a, b: a != b, None),
-    ('_greater', ('_Greater',), 'broadcast_greater', (), lambda xp, a, b: a > b, None),
+     'hypot', lambda F, a, b, y, g: (g * a / y, g * b / y)),
+    ('_equal', ('_Equal',), 'broadcast_equal', (), 'equal', None),
+    ('_not_equal', ('_Not_Equal',), 'broadcast_not_equal', (), 'not_equal', None),
+    ('_greater', ('_Greater',), 'broadcast_greater', (), 'greater', None),
     ('_greater_equal', ('_Greater_Equal',), 'broadcast_greater_equal', (),
-     lambda xp, a, b: a >= b, None),
-    ('_lesser', ('_Lesser',), 'broadcast_lesser', (), lambda xp, a, b: a < b, None),
-    ('_lesser_equal', ('_Lesser_Equal',), 'broadcast_lesser_equal', (),
-     lambda xp, a, b: a <= b, None),
+     'greater_equal', None),
+    ('_lesser', ('_Lesser',), 'broadcast_lesser', (), 'less', None),
+    ('_lesser_equal', ('_Lesser_Equal',), 'broadcast_lesser_equal', (), 'less_equal', None),
     ('_logical_and', ('_Logical_And',), 'broadcast_logical_and', (),
      _logical('logical_and'), None),
     ('_logical_or', ('_Logical_Or',), 'broadcast_logical_or', (),
@@ -350,24 +465,8 @@ def _broadcast_infer(attrs, lhs, rhs):
     return [lhs, rhs], [broadcast_shape(lhs, rhs)]
 
 
-_BINARY_UFUNC = {'elemwise_add': 'add', 'elemwise_sub': 'subtract', 'elemwise_mul': 'multiply',
-                 'elemwise_div': 'divide', '_power': 'power', '_maximum': 'maximum',
-                 '_minimum': 'minimum', '_hypot': 'hypot', '_equal': 'equal',
-                 '_not_equal': 'not_equal', '_greater': 'greater',
-                 '_greater_equal': 'greater_equal', '_lesser': 'less',
-                 '_lesser_equal': 'less_equal'}
-
-
-def _ufunc_into(fn, reflect=False):
-    if reflect:
-        return lambda xp, a, b, out: getattr(xp, fn)(b, a, out=out)
-    return lambda xp, a, b, out: getattr(xp, fn)(a, b, out=out)
-
-
 def _binary_ops(name, aliases, bname, baliases, forward, backward):
-    def compute(xp, attrs, lhs, rhs):
-        return _keep(forward(xp, lhs, rhs), lhs)
-
+    compute, specialise = _table_bodies(forward, arity=2)
     if backward is None:
         same_grad = broadcast_grad = zero_gradient
     else:
@@ -380,15 +479,13 @@ def _binary_ops(name, aliases, bname, baliases, forward, backward):
             return [F._broadcast_backward(ga, lhs), F._broadcast_backward(gb, rhs)]
 
     doc = f'Elementwise {name.strip("_")} of two arrays'
-    ufunc = _BINARY_UFUNC.get(name)
-    into = _float_into(_ufunc_into(ufunc)) if ufunc else None
-    kernel = ufunc_kernel(ufunc, arity=2) if ufunc else None
-    yield OpDef(name, inputs=('lhs', 'rhs'), compute=compute, gradient=same_grad,
-                aliases=aliases, inplace=((0, 0), (1, 0)), compute_into=into, kernel=kernel,
-                doc=doc + ' of the same shape.')
-    yield OpDef(bname, inputs=('lhs', 'rhs'), compute=compute, gradient=broadcast_grad,
-                infer_shape=_broadcast_infer, aliases=baliases, compute_into=into,
-                kernel=kernel, doc=doc + ', broadcasting them (numpy rules).')
+    yield OpDef(name, inputs=('lhs', 'rhs'), compute=compute, specialise=specialise,
+                gradient=same_grad,
+                aliases=aliases, inplace=((0, 0), (1, 0)), doc=doc + ' of the same shape.')
+    yield OpDef(bname, inputs=('lhs', 'rhs'), compute=compute, specialise=specialise,
+                gradient=broadcast_grad,
+                infer_shape=_broadcast_infer, aliases=baliases,
+                doc=doc + ', broadcasting them (numpy rules).')
 
 
 for _row in BINARY:
@@ -430,7 +527,6 @@ def sum_to_shape(data, shape):
                                       if d == 1 and data.shape[lead + i] != 1)
     return data.sum(axis=axes, keepdims=True).reshape(shape) if axes else data.reshape(shape)
 
-
 # -------------------------------------------------------------------------------------------------
 # With a scalar
 # -------------------------------------------------------------------------------------------------
@@ -439,79 +535,52 @@ def _log_or_nan(s):
     return math.log(s) if s > 0 else float('nan')
 
 
-# name, aliases, forward(xp, x, s), gradient(F, x, y, g, s) or None
+# name, aliases, forward(xp, x, s[, out]), gradient(F, x, y, g, s) or None
 SCALAR = [
-    ('_plus_scalar', ('_PlusScalar',), lambda xp, x, s: x + s, lambda F, x, y, g, s: g),
-    ('_minus_scalar', ('_MinusScalar',), lambda xp, x, s: x - s, lambda F, x, y, g, s: g),
-    ('_rminus_scalar', ('_RMinusScalar',), lambda xp, x, s: s - x, lambda F, x, y, g, s: -g),
-    ('_mul_scalar', ('_MulScalar',), lambda xp, x, s: x * s, lambda F, x, y, g, s: g * s),
-    ('_div_scalar', ('_DivScalar',), lambda xp, x, s: _divide(xp, x, s),
-     lambda F, x, y, g, s: g / s),
-    ('_rdiv_scalar', ('_RDivScalar',), lambda xp, x, s: _divide(xp, s, x),
+    ('_plus_scalar', ('_PlusScalar',), 'add', lambda F, x, y, g, s: g),
+    ('_minus_scalar', ('_MinusScalar',), 'subtract', lambda F, x, y, g, s: g),
+    ('_rminus_scalar', ('_RMinusScalar',), _ufunc('subtract', swap=True),
+     lambda F, x, y, g, s: -g),
+    ('_mul_scalar', ('_MulScalar',), 'multiply', lambda F, x, y, g, s: g * s),
+    ('_div_scalar', ('_DivScalar',), 'divide', lambda F, x, y, g, s: g / s),
+    ('_rdiv_scalar', ('_RDivScalar',), _ufunc('divide', swap=True),
      lambda F, x, y, g, s: -g * y / x),
-    ('_mod_scalar', ('_ModScalar',), lambda xp, x, s: _mod(xp, x, s), lambda F, x, y, g, s: g),
+    ('_mod_scalar', ('_ModScalar',), _mod, lambda F, x, y, g, s: g),
     ('_rmod_scalar', ('_RModScalar',), lambda xp, x, s: _mod(xp, s, x),
      lambda F, x, y, g, s: -g * F.floor(s / x)),
-    ('_power_scalar', ('_PowerScalar',), lambda xp, x, s: _power(xp, x, s),
-     lambda F, x, y, g, s: g * s * x ** (s - 1)),
-    ('_rpower_scalar', ('_RPowerScalar',), lambda xp, x, s: _power(xp, s, x),
+    ('_power_scalar', ('_PowerScalar',), 'power', lambda F, x, y, g, s: g * s * x ** (s - 1)),
+    ('_rpower_scalar', ('_RPowerScalar',), _ufunc('power', swap=True),
      lambda F, x, y, g, s: g * y * _log_or_nan(s)),
-    ('_maximum_scalar', ('_MaximumScalar',), lambda xp, x, s: xp.maximum(x, s),
-     lambda F, x, y, g, s: g * (x >= s)),
-    ('_minimum_scalar', ('_MinimumScalar',), lambda xp, x, s: xp.minimum(x, s),
-     lambda F, x, y, g, s: g * (x <= s)),
-    ('_hypot_scalar', ('_HypotScalar',), lambda xp, x, s: xp.hypot(x, s),
-     lambda F, x, y, g, s: g * x / y),
-    ('_equal_scalar', ('_EqualScalar',), lambda xp, x, s: x == s, None),
-    ('_not_equal_scalar', ('_NotEqualScalar',), lambda xp, x, s: x != s, None),
-    ('_greater_scalar', ('_GreaterScalar',), lambda xp, x, s: x > s, None),
-    ('_greater_equal_scalar', ('_GreaterEqualScalar',), lambda xp, x, s: x >= s, None),
-    ('_lesser_scalar', ('_LesserScalar',), lambda xp, x, s: x < s, None),
-    ('_lesser_equal_scalar', ('_LesserEqualScalar',), lambda xp, x, s: x <= s, None),
+    ('_maximum_scalar', ('_MaximumScalar',), 'maximum', lambda F, x, y, g, s: g * (x >= s)),
+    ('_minimum_scalar', ('_MinimumScalar',), 'minimum', lambda F, x, y, g, s: g * (x <= s)),
+    ('_hypot_scalar', ('_HypotScalar',), 'hypot', lambda F, x, y, g, s: g * x / y),
+    ('_equal_scalar', ('_EqualScalar',), 'equal', None),
+    ('_not_equal_scalar', ('_NotEqualScalar',), 'not_equal', None),
+    ('_greater_scalar', ('_GreaterScalar',), 'greater', None),
+    ('_greater_equal_scalar', ('_GreaterEqualScalar',), 'greater_equal', None),
+    ('_lesser_scalar', ('_LesserScalar',), 'less', None),
+    ('_lesser_equal_scalar', ('_LesserEqualScalar',), 'less_equal', None),
     ('_logical_and_scalar', ('_LogicalAndScalar',),
-     lambda xp, x, s: xp.logical_and(x != 0, bool(s != 0)), None),
+     _loud_free(lambda xp, x, s: xp.logical_and(x != 0, bool(s != 0))), None),
     ('_logical_or_scalar', ('_LogicalOrScalar',),
-     lambda xp, x, s: xp.logical_or(x != 0, bool(s != 0)), None),
+     _loud_free(lambda xp, x, s: xp.logical_or(x != 0, bool(s != 0))), None),
     ('_logical_xor_scalar', ('_LogicalXorScalar',),
-     lambda xp, x, s: xp.logical_xor(x != 0, bool(s != 0)), None),
+     _loud_free(lambda xp, x, s: xp.logical_xor(x != 0, bool(s != 0))), None),
 ]
 
 _SCALAR_ATTRS = dict(scalar=Float(1.0), is_int=Bool(True))
-_SCALAR_UFUNC = {'_plus_scalar': ('add', False), '_minus_scalar': ('subtract', False),
-                 '_rminus_scalar': ('subtract', True), '_mul_scalar': ('multiply', False),
-                 '_div_scalar': ('divide', False), '_rdiv_scalar': ('divide', True),
-                 '_power_scalar': ('power', False), '_rpower_scalar': ('power', True),
-                 '_maximum_scalar': ('maximum', False), '_minimum_scalar': ('minimum', False),
-                 '_hypot_scalar': ('hypot', False), '_equal_scalar': ('equal', False),
-                 '_not_equal_scalar': ('not_equal', False), '_greater_scalar': ('greater', False),
-                 '_greater_equal_scalar': ('greater_equal', False),
-                 '_lesser_scalar': ('less', False), '_lesser_equal_scalar': ('less_equal', False)}
-
-
-def _scalar_into(name):
-    if name not in _SCALAR_UFUNC:
-        return None
-    into = _ufunc_into(*_SCALAR_UFUNC[name])
-
-    def compute_into(xp, attrs, out, data):
-        with np.errstate(all='ignore'):
-            return into(xp, data, _scalar_like(attrs.scalar, data), out)
-    return compute_into
 
 
 def _scalar_op(name, aliases, forward, backward):
-    def compute(xp, attrs, data):
-        return _keep(forward(xp, data, _scalar_like(attrs.scalar, data)), data)
-
     if backward is None:
         gradient = zero_gradient
     else:
         def gradient(F, attrs, inputs, outputs, ograds):
             return [backward(F, inputs[0], outputs[0], ograds[0], attrs.scalar)]
+    compute, specialise = _table_bodies(forward, scalar=True)
     return OpDef(name, inputs=('data',), attrs=_SCALAR_ATTRS, compute=compute,
-                 gradient=gradient, aliases=aliases, inplace=((0, 0),),
-                 compute_into=_scalar_into(name),
-                 kernel=ufunc_kernel(*_SCALAR_UFUNC[name]) if name in _SCALAR_UFUNC else None,
+                 specialise=specialise, gradient=gradient,
+                 aliases=aliases, inplace=((0, 0),),
                  doc=f'Elementwise {name.strip("_").replace("_", " ")} with a scalar.')
 
 

@@ -9,6 +9,7 @@ Loss layers reproduce MXNet's convention that their gradient is the loss gradien
 head gradient is ignored (``SoftmaxOutput``, ``*RegressionOutput``, ``MakeLoss``), so they are
 tested against MXNet's gradients rather than against finite differences.
 """
+import functools
 import math
 
 import numpy as np
@@ -17,8 +18,8 @@ from ..base import DTypeError, ShapeError
 from .. import random as _random   # hybridlib.random's __getattr__ would import ndarray early
 from . import special
 from .attrs import Bool, DType, Float, Int, Shape, Str
-from .elemwise import UNARY_KERNELS, not_differentiable_twice
-from .registry import (OpDef, known, merge_shape, normalize_axis, register, register_op,
+from .elemwise import not_differentiable_twice
+from .registry import (OpDef, get, known, merge_shape, normalize_axis, register, register_op,
                        same_dtype)
 
 __all__ = []
@@ -59,9 +60,26 @@ def _prod(dims):
 def _dot_axes(attrs, nda, ndb):
     """The contracted axes of MXNet's dot: a's first (transpose_a) or last, b's last
     (transpose_b) or first; a vector's only axis whatever the flags."""
-    ax_a = 0 if attrs.transpose_a or nda == 1 else nda - 1
-    ax_b = ndb - 1 if attrs.transpose_b and ndb > 1 else 0
+    ax_a = 0 if attrs['transpose_a'] or nda == 1 else nda - 1
+    ax_b = ndb - 1 if attrs['transpose_b'] and ndb > 1 else 0
     return ax_a, ax_b
+
+
+def _product(xp, shape, product_shape):
+    """``product(a, b, out=None)``: ``xp.dot(a, b)`` of (at most 2-d) ``a`` and ``b``, of shape
+    ``product_shape``, as the output of ``shape`` (dot's or FullyConnected's: the same values
+    on other axes), fresh or written into ``out``. (``dot``: ``matmul`` costs a microsecond
+    more a call on small matrices.)"""
+    matmul = xp.dot
+    if tuple(shape) == tuple(product_shape):
+        return matmul
+
+    def product(a, b, out=None):
+        if out is None:
+            return matmul(a, b).reshape(shape)
+        matmul(a, b, out=out.reshape(product_shape))
+        return out
+    return product
 
 
 def _matrix_grads(op, a, b, g, ta, tb):
@@ -89,22 +107,31 @@ class dot:
     attrs = dict(transpose_a=Bool(False), transpose_b=Bool(False),
                  forward_stype=Str(None, choices=('csr', 'default', 'row_sparse')))
 
-    def compute(xp, attrs, lhs, rhs):
-        if lhs.ndim == 1 and rhs.ndim == 1:
-            return xp.dot(lhs, rhs).reshape(1)
-        if lhs.ndim <= 2 and rhs.ndim <= 2:
-            a = lhs.T if attrs.transpose_a else lhs
-            b = rhs.T if attrs.transpose_b else rhs
-            return xp.matmul(a, b)
-        ax_a, ax_b = _dot_axes(attrs, lhs.ndim, rhs.ndim)
-        return xp.tensordot(lhs, rhs, axes=([ax_a], [ax_b]))
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        # one matmul of lhs seen as (m, k) by rhs seen as (k, n): N-d inputs reshaped, a
+        # contracted first (lhs) or last (rhs) axis by a transposed view; a vector stays one
+        # (but lhs (1, k) with another vector: MXNet's result has shape (1,))
+        a, b = tuple(shapes[0]), tuple(shapes[1])
+        ax_a, ax_b = _dot_axes(attrs, len(a), len(b))
+        k = a[ax_a]
+        rest_a, rest_b = a[:ax_a] + a[ax_a + 1:], b[:ax_b] + b[ax_b + 1:]
+        m, n = math.prod(rest_a), math.prod(rest_b)
+        ta = len(a) > 1 and ax_a == 0
+        tb = len(b) > 1 and ax_b == len(b) - 1
+        if len(a) == 1:
+            sa = (1, k) if len(b) == 1 else a
+        else:
+            sa = (k, m) if ta else (m, k)
+        sb = b if len(b) == 1 else (n, k) if tb else (k, n)
+        sa, sb = (None if sa == a else sa), (None if sb == b else sb)     # None: no reshape
+        rows = (m,) if len(a) > 1 or len(b) == 1 else ()
+        product = _product(xp, rest_a + rest_b or (1,), rows + ((n,) if len(b) > 1 else ()))
 
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if len(shapes[0]) != 2 or len(shapes[1]) != 2 or len(set(dtypes)) != 1 or \
-                dtypes[0] not in (np.float32, np.float64):
-            return None
-        ta, tb, dot = attrs.transpose_a, attrs.transpose_b, xp.matmul
-        return lambda out, a, b: dot(a.T if ta else a, b.T if tb else b, out=out)
+        def dot(lhs, rhs, out=None):
+            x = lhs.reshape(sa) if sa else lhs
+            y = rhs.reshape(sb) if sb else rhs
+            return product(x.T if ta else x, y.T if tb else y, out=out)
+        return dot
 
     def infer_shape(attrs, lhs, rhs):
         if lhs is None or rhs is None:
@@ -227,41 +254,22 @@ class FullyConnected:
     list_inputs = _fc_inputs
     attrs = dict(num_hidden=Int(), no_bias=Bool(False), flatten=Bool(True))
 
-    def compute(xp, attrs, data, weight, bias=None):
-        k = weight.shape[1]
-        if attrs.flatten:
-            x2 = data.reshape(data.shape[0], k) if data.ndim != 2 else data
-            out = xp.matmul(x2, weight.T)
-        else:
-            lead = data.shape[:-1]
-            x2 = data.reshape(_prod(lead) if lead else 1, k)
-            out = xp.matmul(x2, weight.T).reshape(lead + (attrs.num_hidden,))
-        if bias is not None:
-            out += bias
-        return out
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        # one matmul of data as rows (N, k) by weight^T; the bias broadcasts along the last axis
+        data, (h, k) = tuple(shapes[0]), shapes[1]
+        flatten = attrs['flatten']      # (subscripts: Params' attribute access is slower)
+        rows = data[0] if flatten else math.prod(data[:-1])
+        x_shape = None if data == (rows, k) else (rows, k)
+        product = _product(xp, (rows, h) if flatten else data[:-1] + (h,), (rows, h))
+        if attrs['no_bias']:
+            def fully_connected(x, w, out=None):
+                return product(x.reshape(x_shape) if x_shape else x, w.T, out=out)
+            return fully_connected
 
-    def compute_into(xp, attrs, out, data, weight, bias=None):
-        x2 = data.reshape(data.shape[0] if attrs.flatten else -1, weight.shape[1])
-        o2 = out.reshape(x2.shape[0], attrs.num_hidden)
-        xp.matmul(x2, weight.T, out=o2)
-        if bias is not None:
-            o2 += bias
-        return out
-
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if len(set(dtypes)) != 1 or dtypes[0] not in (np.float32, np.float64):
-            return None
-        data, k = shapes[0], shapes[1][1]
-        rows = data[0] if attrs.flatten else _prod(data[:-1])
-        dot, add = xp.dot, xp.add
-        if tuple(data) != (rows, k) or (not attrs.flatten and len(data) != 2):
-            return None     # reshapes: the general compute_into
-        if len(shapes) == 2:
-            return lambda out, x, w: dot(x, w.T, out=out)
-
-        def fully_connected(out, x, w, b):
-            dot(x, w.T, out=out)
-            return add(out, b, out=out)
+        def fully_connected(x, w, b, out=None):
+            y = product(x.reshape(x_shape) if x_shape else x, w.T, out=out)
+            y += b
+            return y
         return fully_connected
 
     def infer_shape(attrs, data, weight, bias=None):
@@ -314,36 +322,10 @@ class FullyConnected:
 # Activations
 # -------------------------------------------------------------------------------------------------
 
-def _softrelu(xp, x):
-    # log(1 + e^x), and x itself above 20 where they agree in float precision (as MXNet);
-    # float16 in float32, where e^20 does not overflow
-    x = x.astype(np.float32) if x.dtype == np.float16 else x
-    return xp.where(x > 20, x, xp.log1p(xp.exp(xp.minimum(x, 20))))
-
-
-def _sigmoid(xp, x):
-    with np.errstate(over='ignore'):
-        return 1 / (1 + xp.exp(-x))
-
-
-# act_type: forward(xp, x), gradient(F, x, y, g)
-_ACTIVATIONS = {
-    'relu': (lambda xp, x: xp.maximum(x, 0), lambda F, x, y, g: g * (x > 0)),
-    'sigmoid': (_sigmoid, lambda F, x, y, g: g * y * (1 - y)),
-    'tanh': (lambda xp, x: xp.tanh(x), lambda F, x, y, g: g * (1 - y * y)),
-    'softrelu': (_softrelu, lambda F, x, y, g: g * F.sigmoid(x)),
-    'softsign': (lambda xp, x: x / (1 + xp.abs(x)),
-                 lambda F, x, y, g: g / F.square(F.abs(x) + 1)),
-}
-
-
-def _elemwise_into(name):
-    from .registry import get
-    return get(name).compute_into
-
-
-# the activations that write straight into a buffer (compiled graphs, static_alloc)
-_ACTIVATION_INTO = {act: _elemwise_into(act) for act in ('relu', 'sigmoid', 'tanh')}
+# act_type: the unary operator that computes it (softrelu: a hidden one, as MXNet has none)
+_ACTIVATIONS = {act: get(name) for act, name in (
+    ('relu', 'relu'), ('sigmoid', 'sigmoid'), ('tanh', 'tanh'), ('softrelu', '_softrelu'),
+    ('softsign', 'softsign'))}
 
 
 @register('Activation')
@@ -354,22 +336,23 @@ class Activation:
     attrs = dict(act_type=Str(choices=('relu', 'sigmoid', 'softrelu', 'softsign', 'tanh')))
     inplace = ((0, 0),)
 
-    def compute(xp, attrs, data):
-        return _ACTIVATIONS[attrs.act_type][0](xp, data).astype(data.dtype, copy=False)
+    def compute(xp, attrs, data, *, out=None):
+        op = _ACTIVATIONS[attrs['act_type']]      # (Params' attribute access is slower)
+        if out is None:
+            return op.compute(xp, attrs, data)
+        if op.writes_into:
+            return op.compute(xp, attrs, data, out=out)
+        out[...] = op.compute(xp, attrs, data)     # softrelu: no in-buffer form
+        return out
 
-    def compute_into(xp, attrs, out, data):
-        into = _ACTIVATION_INTO.get(attrs.act_type)
-        if into is None:
-            out[...] = Activation.compute(xp, attrs, data)
-            return out
-        return into(xp, attrs, out, data)
-
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        kernel = UNARY_KERNELS.get(attrs.act_type)    # relu, sigmoid, tanh
-        return kernel and kernel(xp, attrs, shapes, dtypes, is_train)
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        op = _ACTIVATIONS[attrs['act_type']]
+        if not op.writes_into:
+            return functools.partial(Activation.compute, xp, attrs)
+        return op.specialise(xp, attrs, shapes, dtypes, is_train)
 
     def gradient(F, attrs, inputs, outputs, ograds):
-        return [_ACTIVATIONS[attrs.act_type][1](F, inputs[0], outputs[0], ograds[0])]
+        return _ACTIVATIONS[attrs.act_type].gradient(F, attrs, inputs, outputs, ograds)
 
 
 def _prelu_gamma_shape(gamma, data):
@@ -777,21 +760,22 @@ class _backward_SoftmaxOutput:
     # has none either)
     gradient = not_differentiable_twice('_backward_SoftmaxOutput')
 
-    def compute(xp, attrs, out, label):
+    def compute(xp, attrs, output, label):
         scale = attrs.grad_scale
-        if label.shape == out.shape:
-            grad = (out - label) * scale
-            return (grad * out if attrs.out_grad else grad).astype(out.dtype, copy=False)
+        if label.shape == output.shape:
+            grad = (output - label) * scale
+            grad = grad * output if attrs.out_grad else grad
+            return grad.astype(output.dtype, copy=False)
         ignore = int(attrs.ignore_label)
         if attrs.multi_output:
-            n, c = out.shape[:2]
-            o = out.reshape(n, c, -1)
+            n, c = output.shape[:2]
+            o = output.reshape(n, c, -1)
             idx = _class_index(xp, label).reshape(n, 1, -1)
             grad = o - (xp.arange(c).reshape(1, c, 1) == idx)
             spatial = o.shape[2]
         else:
-            o = out.reshape(-1, out.shape[-1]) if attrs.preserve_shape else \
-                out.reshape(out.shape[0], -1)
+            o = output.reshape(-1, output.shape[-1]) if attrs.preserve_shape else \
+                output.reshape(output.shape[0], -1)
             c = o.shape[1]
             # MXNet reads the first rows-many labels of the flattened label
             idx = _class_index(xp, label).reshape(-1)[:o.shape[0]].reshape(-1, 1)
@@ -813,10 +797,10 @@ class _backward_SoftmaxOutput:
             grad *= scale / spatial
         if attrs.out_grad:
             grad *= o
-        return grad.reshape(out.shape).astype(out.dtype, copy=False)
+        return grad.reshape(output.shape).astype(output.dtype, copy=False)
 
-    def infer_shape(attrs, out, label):
-        return [out, label], [out]
+    def infer_shape(attrs, output, label):
+        return [output, label], [output]
 
 
 @register('softmax_cross_entropy')
@@ -868,7 +852,7 @@ def _regression_shape(attrs, data, label):
 
 def _regression_op(name, forward, backward, doc):
     def compute(xp, attrs, data, label):
-        return forward(xp, data).astype(data.dtype, copy=False)
+        return forward(xp, attrs, data).astype(data.dtype, copy=False)
 
     def gradient(F, attrs, inputs, outputs, ograds):
         y, label = outputs[0], inputs[1]
@@ -888,13 +872,13 @@ data: any shape (N, ...); label: N rows of data's size per row ((N,) for data (N
 gradient is ``{grad} * grad_scale / (label.size / N)``, the head gradient ignored (MXNet's
 convention for loss layers).
 """
-_regression_op('LinearRegressionOutput', lambda xp, x: x.copy(), lambda F, d: d,
+_regression_op('LinearRegressionOutput', lambda xp, attrs, x: x.copy(), lambda F, d: d,
                _REGRESSION_DOC.format(what='The identity, with the gradient of squared loss.',
                                       grad='(out - label)'))
-_regression_op('LogisticRegressionOutput', _sigmoid, lambda F, d: d,
+_regression_op('LogisticRegressionOutput', _ACTIVATIONS['sigmoid'].compute, lambda F, d: d,
                _REGRESSION_DOC.format(what='sigmoid(data), with the gradient of logistic loss.',
                                       grad='(out - label)'))
-_regression_op('MAERegressionOutput', lambda xp, x: x.copy(), lambda F, d: F.sign(d),
+_regression_op('MAERegressionOutput', lambda xp, attrs, x: x.copy(), lambda F, d: F.sign(d),
                _REGRESSION_DOC.format(what='The identity, with the gradient of absolute loss.',
                                       grad='sign(out - label)'))
 

@@ -157,18 +157,6 @@ def _bn_infer_type(attrs, data, *params):
     return [data] + [pdt] * 4, [data, pdt, pdt]
 
 
-def _bn_statistics(xp, attrs, x, moving_mean, moving_var, is_train):
-    """(mean, centred x, var, batch?) of the statistics BatchNorm uses in this mode."""
-    axis = attrs.axis % x.ndim
-    red = tuple(i for i in range(x.ndim) if i != axis)
-    bshape = _bshape(x.ndim, axis, x.shape[axis])
-    if is_train and not attrs.use_global_stats:
-        mean = x.mean(axis=red)
-        xc = x - mean.reshape(bshape)
-        return mean, xc, (xc * xc).mean(axis=red), True
-    return moving_mean, x - moving_mean.reshape(bshape), moving_var, False
-
-
 def _channel_sums(xp, x, axis):
     """Per-channel sums of x along every axis but ``axis``, as two reductions over contiguous
     runs (numpy is slow to reduce several strided axes at once)."""
@@ -176,40 +164,18 @@ def _channel_sums(xp, x, axis):
     return x.reshape(lead, x.shape[axis], -1).sum(axis=2).sum(axis=0)
 
 
-def _bn_kernel(xp, attrs, data, batch):
-    """BatchNorm for ``data``'s shape: a per-channel scale and shift of the data (predict
-    mode), after the batch statistics (training mode, which also updates the moving ones)."""
+def _bn_layout(attrs, data):
+    """(channel axis, shape broadcasting a (C,) vector along it, elements per channel) of
+    BatchNorm on ``data``'s shape."""
     axis = attrs.axis % len(data)
-    bshape = _bshape(len(data), axis, data[axis])
-    count = math.prod(data) // max(data[axis], 1)
-    eps, fix, m = attrs.eps, attrs.fix_gamma, attrs.momentum
-    multiply, add, subtract, sqrt = xp.multiply, xp.add, xp.subtract, xp.sqrt
+    return axis, _bshape(len(data), axis, data[axis]), math.prod(data) // max(data[axis], 1)
 
-    def scale_shift(out, x, mean, var, gamma, beta):
-        invstd = 1 / sqrt(var + eps)
-        scale = invstd if fix else gamma * invstd
-        multiply(x, scale.reshape(bshape), out=out)
-        add(out, (beta - mean * scale).reshape(bshape), out=out)
-        return invstd
 
-    if not batch:
-        def batch_norm(out, x, gamma, beta, moving_mean, moving_var):
-            invstd = scale_shift(out, x, moving_mean, moving_var, gamma, beta)
-            return out, moving_mean.copy(), invstd
-        return batch_norm
-
-    def batch_norm_train(out, x, gamma, beta, moving_mean, moving_var):
-        mean = _channel_sums(xp, x, axis) / count
-        centred = subtract(x, mean.reshape(bshape), out=out)
-        var = _channel_sums(xp, multiply(centred, centred, out=workspace(xp, data, x.dtype)),
-                            axis) / count
-        invstd = scale_shift(out, centred, 0, var, gamma, beta)
-        moving_mean *= m
-        moving_mean += mean * (1 - m)
-        moving_var *= m
-        moving_var += var * (1 - m)
-        return out, mean, invstd
-    return batch_norm_train
+def _converted(xp, x, dtype, part):
+    """x converted to ``dtype`` in the workspace: the float32 arithmetic of float16 data."""
+    buf = workspace(xp, x.shape, dtype, part=part)
+    buf[...] = x
+    return buf
 
 
 @register('BatchNorm')
@@ -239,27 +205,46 @@ class BatchNorm:
     def output_names(attrs):
         return ['output', 'mean', 'var'] if attrs.output_mean_var else ['output']
 
-    def compute(xp, attrs, data, gamma, beta, moving_mean, moving_var, is_train=False):
-        axis = attrs.axis % data.ndim
-        bshape = _bshape(data.ndim, axis, data.shape[axis])
-        pdt = moving_mean.dtype
-        mean, xc, var, batch = _bn_statistics(xp, attrs, data.astype(pdt, copy=False),
-                                              moving_mean, moving_var, is_train)
-        invstd = (1 / xp.sqrt(var + attrs.eps)).astype(pdt, copy=False)
-        scale = invstd if attrs.fix_gamma else gamma * invstd
-        out = xc * scale.reshape(bshape) + beta.reshape(bshape)
-        if batch:
-            m = attrs.momentum
-            moving_mean[...] = moving_mean * m + mean * (1 - m)
-            moving_var[...] = moving_var * m + var * (1 - m)
-        else:
-            mean = mean.copy()      # an output must not share the moving statistics' buffer
-        return out.astype(data.dtype, copy=False), mean.astype(pdt, copy=False), invstd
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        data = tuple(shapes[0])
+        axis, bshape, count = _bn_layout(attrs, data)
+        dtype, pdt = dtypes[0], dtypes[3]
+        same = dtype == pdt     # else float16 data, computed in its float32 parameters' dtype
+        eps, fix, m = attrs.eps, attrs.fix_gamma, attrs.momentum
+        empty, multiply, add, subtract, sqrt = xp.empty, xp.multiply, xp.add, xp.subtract, xp.sqrt
 
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
-            return None         # float16 data with float32 statistics: compute
-        return _bn_kernel(xp, attrs, shapes[0], is_train and not attrs.use_global_stats)
+        if not is_train or attrs.use_global_stats:
+            # the moving statistics: a per-channel scale and shift of the data
+            def batch_norm(x, gamma, beta, moving_mean, moving_var, out=None):
+                if out is None:
+                    out = empty(data, dtype)
+                invstd = 1 / sqrt(moving_var + eps)
+                scale = invstd if fix else gamma * invstd
+                scaled = out if same else workspace(xp, data, pdt)
+                multiply(x, scale.reshape(bshape), out=scaled)
+                add(scaled, (beta - moving_mean * scale).reshape(bshape), out=out)
+                return out, moving_mean.copy(), invstd
+            return batch_norm
+
+        # the batch statistics, which also update the moving ones
+        def batch_norm_train(x, gamma, beta, moving_mean, moving_var, out=None):
+            if out is None:
+                out = empty(data, dtype)
+            if not same:
+                x = _converted(xp, x, pdt, part=1)
+            mean = _channel_sums(xp, x, axis) / count
+            centred = subtract(x, mean.reshape(bshape), out=out if same else x)
+            var = _channel_sums(xp, multiply(centred, centred, out=workspace(xp, data, pdt)),
+                                axis) / count
+            invstd = 1 / sqrt(var + eps)
+            multiply(centred, (invstd if fix else gamma * invstd).reshape(bshape), out=centred)
+            add(centred, beta.reshape(bshape), out=out)
+            moving_mean *= m
+            moving_mean += mean * (1 - m)
+            moving_var *= m
+            moving_var += var * (1 - m)
+            return out, mean, invstd
+        return batch_norm_train
 
     def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
         # MXNet ignores gradients arriving at the hidden mean/var outputs
@@ -313,67 +298,47 @@ class _backward_BatchNorm:
     infer_shape = _bn_backward_infer_shape
     infer_type = _bn_backward_infer_type
 
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        if len(set(dtypes)) != 1 or dtypes[0].kind != 'f':
-            return None
-        return _bn_backward_kernel(xp, attrs, shapes[1], is_train and not attrs.use_global_stats)
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        data = tuple(shapes[1])
+        axis, bshape, count = _bn_layout(attrs, data)
+        dtype, pdt = dtypes[1], dtypes[3]
+        same = dtype == pdt     # else float16 data, computed in its float32 parameters' dtype
+        batch = is_train and not attrs.use_global_stats
+        eps, fix = attrs.eps, attrs.fix_gamma
+        empty, multiply, subtract, sqrt = xp.empty, xp.multiply, xp.subtract, xp.sqrt
 
-    def compute(xp, attrs, ograd, data, gamma, moving_mean, moving_var, is_train=False):
-        axis = attrs.axis % data.ndim
-        red = tuple(i for i in range(data.ndim) if i != axis)
-        bshape = _bshape(data.ndim, axis, data.shape[axis])
-        pdt = moving_mean.dtype
-        _, xc, var, batch = _bn_statistics(xp, attrs, data.astype(pdt, copy=False),
-                                           moving_mean, moving_var, is_train)
-        invstd = (1 / xp.sqrt(var + attrs.eps)).astype(pdt, copy=False)
-        g = ograd.astype(pdt, copy=False)
-        xhat = xc * invstd.reshape(bshape)
-        dbeta = g.sum(axis=red)
-        gxhat = (g * xhat).sum(axis=red)
-        scale = invstd if attrs.fix_gamma else gamma * invstd
-        if batch:
-            count = data.size // max(data.shape[axis], 1)
-            g = g - (dbeta / count).reshape(bshape) - xhat * (gxhat / count).reshape(bshape)
-        dx = g * scale.reshape(bshape)
-        dgamma = xp.zeros_like(gxhat) if attrs.fix_gamma else gxhat
-        return (dx.astype(data.dtype, copy=False), dgamma.astype(pdt, copy=False),
-                dbeta.astype(pdt, copy=False))
+        # per-channel sums of the gradient and of its product with the centred data, then one
+        # scale of each (in the workspace)
+        def backward_batch_norm(g, x, gamma, moving_mean, moving_var, out=None):
+            if out is None:
+                out = empty(data, dtype)
+            if not same:
+                g, x = _converted(xp, g, pdt, part=1), _converted(xp, x, pdt, part=2)
+            centred, tmp = workspace(xp, (2,) + data, pdt)
+            if batch:
+                mean = _channel_sums(xp, x, axis) / count
+                subtract(x, mean.reshape(bshape), out=centred)
+                var = _channel_sums(xp, multiply(centred, centred, out=tmp), axis) / count
+            else:
+                subtract(x, moving_mean.reshape(bshape), out=centred)
+                var = moving_var
+            invstd = 1 / sqrt(var + eps)
+            dbeta = _channel_sums(xp, g, axis)
+            dgamma = _channel_sums(xp, multiply(g, centred, out=tmp), axis) * invstd
+            scale = (invstd if fix else gamma * invstd).reshape(bshape)
+            if batch:       # through the batch statistics: minus the means of g and g * xhat
+                through = out if same else tmp
+                subtract(g, (dbeta / count).reshape(bshape), out=through)
+                centred *= (invstd * dgamma / count).reshape(bshape)
+                through -= centred
+                multiply(through, scale, out=out)
+            else:
+                multiply(g, scale, out=out)
+            return out, xp.zeros_like(dgamma) if fix else dgamma, dbeta
+        return backward_batch_norm
 
     def gradient(F, attrs, inputs, outputs, ograds, is_train=False):
         return _bn_backward_gradient(F, attrs, inputs, ograds, is_train)
-
-
-def _bn_backward_kernel(xp, attrs, data, batch):
-    """``_backward_BatchNorm`` for ``data``'s shape, in the workspace: per-channel sums of the
-    gradient and of its product with the centred data, then one scale of each."""
-    axis = attrs.axis % len(data)
-    bshape = _bshape(len(data), axis, data[axis])
-    count = math.prod(data) // max(data[axis], 1)
-    eps, fix = attrs.eps, attrs.fix_gamma
-    multiply, subtract = xp.multiply, xp.subtract
-
-    def backward_batch_norm(out, g, x, gamma, moving_mean, moving_var):
-        centred, tmp = workspace(xp, (2,) + tuple(data), x.dtype)
-        if batch:
-            mean = _channel_sums(xp, x, axis) / count
-            subtract(x, mean.reshape(bshape), out=centred)
-            var = _channel_sums(xp, multiply(centred, centred, out=tmp), axis) / count
-        else:
-            subtract(x, moving_mean.reshape(bshape), out=centred)
-            var = moving_var
-        invstd = 1 / xp.sqrt(var + eps)
-        dbeta = _channel_sums(xp, g, axis)
-        dgamma = _channel_sums(xp, multiply(g, centred, out=tmp), axis) * invstd
-        scale = invstd if fix else gamma * invstd
-        if batch:       # through the batch statistics: minus the means of g and g * xhat
-            subtract(g, (dbeta / count).reshape(bshape), out=out)
-            centred *= (invstd * dgamma / count).reshape(bshape)
-            out -= centred
-            out *= scale.reshape(bshape)
-        else:
-            multiply(g, scale.reshape(bshape), out=out)
-        return out, xp.zeros_like(dgamma) if fix else dgamma, dbeta
-    return backward_batch_norm
 
 
 def _bn_backward_gradient(F, attrs, inputs, ograds, is_train):

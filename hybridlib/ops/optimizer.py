@@ -15,8 +15,13 @@ to float32), the master copy is updated in place and the output is its cast to t
 dtype. None of these operators is differentiable: their gradient is ``zero_gradient``
 (nothing flows back), as in MXNet, which registers no gradient for them.
 
-Every rule is written once, as a function ``rule(xp, attrs, weight, grad, *inputs)`` returning
-``(output, *new_states)``; ``_update_op`` builds the operator (and its ``mp_`` form) from it.
+Every rule is written once, in place: ``rule(xp, attrs, out, weight, grad, *inputs)`` writes
+the new weight into ``out``, which may be ``weight`` itself (``out=weight``), updates the states
+in place and takes its temporaries from the registry's workspace, so that an update allocates
+nothing of the weight's size. ``_update_op`` builds the operator's one body, ``compute(xp,
+attrs, *inputs, out=None)``, from it (and its ``mp_`` form): without ``out`` it runs the rule
+into a fresh array; an ``mp_`` form runs it on the master copy and casts the result into
+``out``.
 ``clip_gradient`` (``clip_grad`` for FTML) clips into ``[-c, c]`` when ``c >= 0``; a negative
 value (the default -1) turns clipping off, as MXNet's kernels do.
 
@@ -53,125 +58,277 @@ __all__ = []
 # Shared pieces of the rules
 # -------------------------------------------------------------------------------------------------
 
-def _clip(xp, x, bound):
-    """MXNet's ``clip::Map``: into [-bound, bound] when bound >= 0, untouched otherwise."""
-    return xp.clip(x, -bound, bound) if bound is not None and bound >= 0 else x
+def _scratch(xp, like, count=1):
+    """``count`` temporaries of ``like``'s shape and dtype, from the workspace (part 0)."""
+    buf = workspace(xp, (count,) + like.shape, like.dtype)
+    return buf[0] if count == 1 else buf
 
 
-def _rescaled(xp, attrs, grad, clip_key='clip_gradient'):
-    """``clip(rescale_grad * grad)``: the gradient most rules start from."""
-    return _clip(xp, attrs.rescale_grad * grad, attrs[clip_key])
+def _clip_into(xp, x, bound):
+    """MXNet's ``clip::Map``, in place: into [-bound, bound] when bound >= 0, untouched
+    otherwise."""
+    if bound is not None and bound >= 0:
+        xp.clip(x, -bound, bound, out=x)
+    return x
 
 
-def _step(xp, a, g):
-    """``lr * clip(rescale_grad * grad)``: SGD's step (one product when nothing is clipped)."""
+def _rescaled_into(xp, a, g, buf):
+    """``clip(rescale_grad * grad)`` written into ``buf``: the gradient most rules start from."""
+    xp.multiply(g, a.rescale_grad, out=buf)
+    return _clip_into(xp, buf, a.clip_gradient)
+
+
+def _decayed_into(xp, a, w, g, buf, tmp, clip_key='clip_gradient'):
+    """``clip(rescale_grad * grad + wd * weight)`` written into ``buf`` (``tmp``: scratch)."""
+    xp.multiply(g, a.rescale_grad, out=buf)
+    buf += xp.multiply(w, a.wd, out=tmp)
+    return _clip_into(xp, buf, a[clip_key])
+
+
+def _step_into(xp, a, g, buf):
+    """``lr * clip(rescale_grad * grad)``, SGD's step, written into ``buf`` (one product when
+    nothing is clipped)."""
     if a.clip_gradient is None or a.clip_gradient < 0:
-        return (a.lr * a.rescale_grad) * g
-    return a.lr * _rescaled(xp, a, g)
+        return xp.multiply(g, a.lr * a.rescale_grad, out=buf)
+    _rescaled_into(xp, a, g, buf)
+    buf *= a.lr
+    return buf
 
 
-def _sign(x):
-    """MXNet's ``(x > 0) - (x < 0)``: 0 at 0 and at NaN (numpy's sign gives NaN there)."""
-    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+def _nonzero(x):
+    """Whether a term scaled by ``x`` is computed: a zero number skips it; an array (a preloaded
+    multi-tensor update's ``wd``) is not asked, which would wait for the device."""
+    return not isinstance(x, (int, float)) or x != 0
+
+
+def _sign_into(xp, x, out):
+    """MXNet's ``(x > 0) - (x < 0)`` written into ``out``: 0 at 0 and at NaN (numpy's sign
+    gives NaN there)."""
+    flag = workspace(xp, x.shape, np.bool_)
+    xp.copyto(out, xp.greater(x, 0, out=flag))
+    out -= xp.less(x, 0, out=flag)
+    return out
 
 
 def _first(xp, x, like):
-    """The (1,) array ``x`` in the dtype of ``like``: broadcasts against it, no device sync."""
-    return x.reshape(-1)[:1].astype(like.dtype, copy=False)
+    """The (1,) array ``x`` as a 0-d array in the dtype of ``like``: broadcasts against it, no
+    device sync."""
+    return x.reshape(-1)[:1].reshape(()).astype(like.dtype, copy=False)
 
 
 # -------------------------------------------------------------------------------------------------
-# The rules: (xp, attrs, weight, grad, *inputs) -> (output, *new states)
+# The rules: (xp, attrs, out, weight, grad, *states) -> out
+#
+# Each writes the new weight into ``out`` and updates the states in place, its temporaries in
+# the workspace. ``out`` may be ``weight`` (an optimizer's ``out=weight``): a rule writes it
+# only after its last read of the weight.
 # -------------------------------------------------------------------------------------------------
 
-def _sgd(xp, a, w, g):
-    return (1 - a.lr * a.wd) * w - _step(xp, a, g),
+def _sgd(xp, a, out, w, g):
+    step = _step_into(xp, a, g, _scratch(xp, g))
+    if _nonzero(a.wd):
+        xp.multiply(w, 1 - a.lr * a.wd, out=out)
+    elif out is not w:
+        out[...] = w
+    return xp.subtract(out, step, out=out)
 
 
-def _sgd_mom(xp, a, w, g, mom):
-    mom = a.momentum * mom - a.lr * a.wd * w - _step(xp, a, g)
-    return w + mom, mom
+def _sgd_mom(xp, a, out, w, g, mom):
+    tmp = _scratch(xp, g)
+    mom *= a.momentum
+    if _nonzero(a.wd):
+        mom -= xp.multiply(w, a.lr * a.wd, out=tmp)
+    mom -= _step_into(xp, a, g, tmp)
+    return xp.add(w, mom, out=out)
 
 
-def _nag_mom(xp, a, w, g, mom):
-    grad = _rescaled(xp, a, g) + a.wd * w
-    mom = a.momentum * mom - a.lr * grad
-    return w + a.momentum * mom - a.lr * grad, mom
+def _nag_mom(xp, a, out, w, g, mom):
+    grad, step = _scratch(xp, g, 2)
+    _rescaled_into(xp, a, g, grad)
+    grad += xp.multiply(w, a.wd, out=step)
+    mom *= a.momentum
+    mom -= xp.multiply(grad, a.lr, out=step)
+    # weight + momentum * mom - lr * grad, from the weight before the step
+    xp.add(w, xp.multiply(mom, a.momentum, out=grad), out=out)
+    return xp.subtract(out, step, out=out)
 
 
-def _adam(xp, a, w, g, mean, var):
-    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_gradient)
-    mean = a.beta1 * mean + (1 - a.beta1) * grad
-    var = a.beta2 * var + (1 - a.beta2) * grad * grad
-    return w - a.lr * mean / (xp.sqrt(var) + a.epsilon), mean, var
+def _moments_into(xp, a, grad, mean, var, new_mean, new_var, tmp):
+    """Adam's running moments, ``beta1 * mean + (1 - beta1) * grad`` and
+    ``beta2 * var + (1 - beta2) * grad^2``, written into ``new_mean`` and ``new_var`` (which may
+    be ``mean`` and ``var``)."""
+    xp.multiply(mean, a.beta1, out=new_mean)
+    new_mean += xp.multiply(grad, 1 - a.beta1, out=tmp)
+    xp.multiply(var, a.beta2, out=new_var)
+    xp.multiply(grad, 1 - a.beta2, out=tmp)
+    new_var += xp.multiply(tmp, grad, out=tmp)
 
 
-def _adamw(xp, a, w, g, mean, var, rescale_grad):
+def _adam(xp, a, out, w, g, mean, var):
+    grad, tmp = _scratch(xp, g, 2)
+    _decayed_into(xp, a, w, g, grad, tmp)
+    _moments_into(xp, a, grad, mean, var, mean, var, tmp)
+    xp.sqrt(var, out=tmp)
+    tmp += a.epsilon
+    xp.multiply(mean, a.lr, out=grad)
+    grad /= tmp
+    return xp.subtract(w, grad, out=out)
+
+
+def _adamw(xp, a, out, w, g, mean, var, rescale_grad):
     scale = _first(xp, rescale_grad, g)
-    # a non-finite or zero scale (a loss scaler's overflow signal) skips the step
+    # a non-finite or zero scale (a loss scaler's overflow signal) skips the step: the new
+    # values are computed aside and kept where it is valid, without waiting for the device
     ok = xp.isfinite(scale) & (scale != 0)
+    grad, new_mean, new_var, tmp = _scratch(xp, g, 4)
     with np.errstate(all='ignore'):
-        grad = _clip(xp, scale * g, a.clip_gradient)
-        new_mean = a.beta1 * mean + (1 - a.beta1) * grad
-        new_var = a.beta2 * var + (1 - a.beta2) * grad * grad
-        out = w - a.eta * (a.lr * new_mean / (xp.sqrt(new_var) + a.epsilon) + a.wd * w)
-    return (xp.where(ok, out, w), xp.where(ok, new_mean, mean), xp.where(ok, new_var, var))
+        _clip_into(xp, xp.multiply(g, scale, out=grad), a.clip_gradient)
+        _moments_into(xp, a, grad, mean, var, new_mean, new_var, tmp)
+        xp.sqrt(new_var, out=tmp)
+        tmp += a.epsilon
+        xp.multiply(new_mean, a.lr, out=grad)
+        grad /= tmp
+        grad += xp.multiply(w, a.wd, out=tmp)
+        grad *= a.eta
+        xp.subtract(w, grad, out=tmp)
+    xp.copyto(mean, new_mean, where=ok)
+    xp.copyto(var, new_var, where=ok)
+    if out is not w:
+        out[...] = w
+    xp.copyto(out, tmp, where=ok)
+    return out
 
 
-def _rmsprop(xp, a, w, g, n):
-    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_gradient)
-    n = (1 - a.gamma1) * grad * grad + a.gamma1 * n
-    return _clip(xp, w - a.lr * grad / xp.sqrt(n + a.epsilon), a.clip_weights), n
+def _mean_square_into(xp, a, w, g, n):
+    """RMSProp's start: the decayed gradient, returned with a temporary, and its running mean
+    square ``n = (1 - gamma1) * grad^2 + gamma1 * n`` updated in place."""
+    grad, tmp = _scratch(xp, g, 2)
+    _decayed_into(xp, a, w, g, grad, tmp)
+    xp.multiply(grad, 1 - a.gamma1, out=tmp)
+    tmp *= grad
+    n *= a.gamma1
+    n += tmp
+    return grad, tmp
 
 
-def _rmspropalex(xp, a, w, g, n, mean, delta):
-    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_gradient)
-    n = (1 - a.gamma1) * grad * grad + a.gamma1 * n
-    mean = (1 - a.gamma1) * grad + a.gamma1 * mean
-    delta = a.gamma2 * delta - a.lr * grad / xp.sqrt(n - mean * mean + a.epsilon)
-    return _clip(xp, w + delta, a.clip_weights), n, mean, delta
+def _rmsprop(xp, a, out, w, g, n):
+    grad, tmp = _mean_square_into(xp, a, w, g, n)
+    xp.add(n, a.epsilon, out=tmp)
+    xp.sqrt(tmp, out=tmp)
+    grad *= a.lr
+    grad /= tmp
+    return _clip_into(xp, xp.subtract(w, grad, out=out), a.clip_weights)
 
 
-def _ftrl(xp, a, w, g, z, n):
-    grad = _rescaled(xp, a, g)
-    z = z + grad - (xp.sqrt(n + grad * grad) - xp.sqrt(n)) * w / a.lr
-    n = n + grad * grad
-    out = (_sign(z) * a.lamda1 - z) / ((a.beta + xp.sqrt(n)) / a.lr + a.wd)
-    return xp.where(xp.abs(z) > a.lamda1, out, 0).astype(w.dtype, copy=False), z, n
+def _rmspropalex(xp, a, out, w, g, n, mean, delta):
+    grad, tmp = _mean_square_into(xp, a, w, g, n)
+    mean *= a.gamma1
+    mean += xp.multiply(grad, 1 - a.gamma1, out=tmp)
+    # delta = gamma2 * delta - lr * grad / sqrt(n - mean^2 + epsilon)
+    xp.multiply(mean, mean, out=tmp)
+    xp.subtract(n, tmp, out=tmp)
+    tmp += a.epsilon
+    xp.sqrt(tmp, out=tmp)
+    grad *= a.lr
+    grad /= tmp
+    delta *= a.gamma2
+    delta -= grad
+    return _clip_into(xp, xp.add(w, delta, out=out), a.clip_weights)
 
 
-def _ftml(xp, a, w, g, d, v, z):
-    grad = _clip(xp, a.rescale_grad * g + a.wd * w, a.clip_grad)
-    v = a.beta2 * v + (1 - a.beta2) * grad * grad
-    d_t = (1 - a.beta1 ** a.t) / a.lr * (xp.sqrt(v / (1 - a.beta2 ** a.t)) + a.epsilon)
-    z = a.beta1 * z + (1 - a.beta1) * grad - (d_t - a.beta1 * d) * w
-    return -z / d_t, d_t, v, z
+def _ftrl(xp, a, out, w, g, z, n):
+    grad, tmp, tmp2 = _scratch(xp, g, 3)
+    _rescaled_into(xp, a, g, grad)
+    # z += grad - (sqrt(n + grad^2) - sqrt(n)) * weight / lr; n += grad^2
+    xp.multiply(grad, grad, out=tmp)
+    xp.add(n, tmp, out=tmp)
+    xp.sqrt(tmp, out=tmp)
+    tmp -= xp.sqrt(n, out=tmp2)
+    tmp *= w
+    tmp /= a.lr
+    z += grad
+    z -= tmp
+    n += xp.multiply(grad, grad, out=tmp)
+    # (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0
+    _sign_into(xp, z, grad)
+    grad *= a.lamda1
+    grad -= z
+    xp.sqrt(n, out=tmp)
+    tmp += a.beta
+    tmp /= a.lr
+    tmp += a.wd
+    grad /= tmp
+    out[...] = 0
+    keep = xp.greater(xp.abs(z, out=tmp), a.lamda1, out=workspace(xp, z.shape, np.bool_))
+    xp.copyto(out, grad, where=keep)
+    return out
 
 
-def _signsgd(xp, a, w, g):
+def _ftml(xp, a, out, w, g, d, v, z):
+    grad, tmp, d_t = _scratch(xp, g, 3)
+    _decayed_into(xp, a, w, g, grad, tmp, 'clip_grad')
+    xp.multiply(grad, 1 - a.beta2, out=tmp)
+    tmp *= grad
+    v *= a.beta2
+    v += tmp
+    # d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) + epsilon)
+    xp.divide(v, 1 - a.beta2 ** a.t, out=d_t)
+    xp.sqrt(d_t, out=d_t)
+    d_t += a.epsilon
+    d_t *= (1 - a.beta1 ** a.t) / a.lr
+    # z = beta1 * z + (1 - beta1) * grad - (d_t - beta1 * d) * weight
+    z *= a.beta1
+    z += xp.multiply(grad, 1 - a.beta1, out=tmp)
+    xp.multiply(d, a.beta1, out=tmp)
+    xp.subtract(d_t, tmp, out=tmp)
+    tmp *= w
+    z -= tmp
+    d[...] = d_t
+    xp.negative(z, out=out)
+    return xp.divide(out, d_t, out=out)
+
+
+def _signsgd(xp, a, out, w, g):
     # MXNet takes the sign of the raw gradient: rescaling and clipping do not change it
-    return (1 - a.lr * a.wd) * w - a.lr * _sign(g),
+    step = _sign_into(xp, g, _scratch(xp, g))
+    step *= a.lr
+    xp.multiply(w, 1 - a.lr * a.wd, out=out)
+    return xp.subtract(out, step, out=out)
 
 
-def _signum(xp, a, w, g, mom):
+def _signum(xp, a, out, w, g, mom):
     # the state holds minus the momentum of the paper, as MXNet's kernel stores it
-    mom = (a.momentum * mom - (1 - a.momentum) * a.wd * w
-           - (1 - a.momentum) * _rescaled(xp, a, g))
-    return (1 - a.lr * a.wd_lh) * w + a.lr * _sign(mom), mom
+    tmp = _scratch(xp, g)
+    mom *= a.momentum
+    mom -= xp.multiply(w, (1 - a.momentum) * a.wd, out=tmp)
+    _rescaled_into(xp, a, g, tmp)
+    tmp *= 1 - a.momentum
+    mom -= tmp
+    _sign_into(xp, mom, tmp)
+    tmp *= a.lr
+    xp.multiply(w, 1 - a.lr * a.wd_lh, out=out)
+    return xp.add(out, tmp, out=out)
 
 
-def _lamb_phase1(xp, a, w, g, mean, var):
-    grad = _rescaled(xp, a, g)
-    mean = a.beta1 * mean + (1 - a.beta1) * grad
-    var = a.beta2 * var + (1 - a.beta2) * grad * grad
-    m, v = mean, var
+def _lamb_phase1(xp, a, out, w, g, mean, var):
+    grad, tmp = _scratch(xp, g, 2)
+    _rescaled_into(xp, a, g, grad)
+    _moments_into(xp, a, grad, mean, var, mean, var, tmp)
+    # mean / (sqrt(var) + epsilon) + wd * weight, mean and var bias-corrected when asked
     if a.bias_correction:
-        m = mean / (1 - a.beta1 ** a.t)
-        v = var / (1 - a.beta2 ** a.t)
-    return m / (xp.sqrt(v) + a.epsilon) + a.wd * w, mean, var
+        xp.divide(var, 1 - a.beta2 ** a.t, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        tmp += a.epsilon
+        xp.divide(mean, 1 - a.beta1 ** a.t, out=grad)
+        grad /= tmp
+    else:
+        xp.sqrt(var, out=tmp)
+        tmp += a.epsilon
+        xp.divide(mean, tmp, out=grad)
+    return xp.add(grad, xp.multiply(w, a.wd, out=tmp), out=out)
 
 
-def _lamb_phase2(xp, a, w, g, r1, r2):
+def _lamb_phase2(xp, a, out, w, g, r1, r2):
     r1 = _first(xp, r1, w)
     r2 = _first(xp, r2, w)
     if a.lower_bound >= 0:
@@ -180,111 +337,29 @@ def _lamb_phase2(xp, a, w, g, r1, r2):
         r1 = xp.minimum(r1, a.upper_bound)
     with np.errstate(all='ignore'):
         ratio = xp.where((r1 == 0) | (r2 == 0), 1, r1 / r2).astype(w.dtype, copy=False)
-    return w - a.lr * ratio * g,
+    step = xp.multiply(g, a.lr * ratio, out=_scratch(xp, g))
+    return xp.subtract(w, step, out=out)
 
 
-def _adagrad(xp, a, w, g, history):
-    grad = _rescaled(xp, a, g)
-    history = history + grad * grad
-    return w - a.lr * (grad / xp.sqrt(history + a.epsilon) + a.wd * w), history
-
-
-def _group_adagrad(xp, a, w, g, history):
-    grad = _rescaled(xp, a, g)
-    history = history + (grad * grad).mean(axis=1, keepdims=True)
-    return w - a.lr * grad / xp.sqrt(history + a.epsilon), history
-
-
-# -------------------------------------------------------------------------------------------------
-# In-place forms of the common rules: (xp, attrs, out, weight, grad, *states) -> out
-#
-# The same operations in the same order as the rules above (so the same bits), written into the
-# workspace and ``out`` (which may be ``weight``: how an optimizer calls them), the states
-# updated in place: no array is allocated.
-# -------------------------------------------------------------------------------------------------
-
-def _scratch(xp, like, count=1):
-    buf = workspace(xp, (count,) + like.shape, like.dtype)
-    return buf[0] if count == 1 else buf
-
-
-def _rescaled_into(xp, a, g, buf):
-    """``clip(rescale_grad * grad)`` written into ``buf``."""
-    xp.multiply(g, a.rescale_grad, out=buf)
-    bound = a.clip_gradient
-    if bound is not None and bound >= 0:
-        xp.clip(buf, -bound, bound, out=buf)
-    return buf
-
-
-def _step_into(xp, a, g, buf):
-    """``_step`` written into ``buf``."""
-    if a.clip_gradient is None or a.clip_gradient < 0:
-        return xp.multiply(g, a.lr * a.rescale_grad, out=buf)
-    _rescaled_into(xp, a, g, buf)
-    buf *= a.lr
-    return buf
-
-
-def _sgd_into(xp, a, out, w, g):
-    step = _step_into(xp, a, g, _scratch(xp, g))
-    if a.wd:
-        xp.multiply(w, 1 - a.lr * a.wd, out=out)
-    elif out is not w:
-        out[...] = w
-    return xp.subtract(out, step, out=out)
-
-
-def _sgd_mom_into(xp, a, out, w, g, mom):
-    tmp = _scratch(xp, g)
-    mom *= a.momentum
-    if a.wd:
-        mom -= xp.multiply(w, a.lr * a.wd, out=tmp)
-    mom -= _step_into(xp, a, g, tmp)
-    return xp.add(w, mom, out=out)
-
-
-def _nag_mom_into(xp, a, out, w, g, mom):
-    grad, step = _scratch(xp, g, 2)
-    _rescaled_into(xp, a, g, grad)
-    grad += xp.multiply(w, a.wd, out=step)
-    mom *= a.momentum
-    xp.multiply(grad, a.lr, out=step)
-    mom -= step
-    xp.add(w, xp.multiply(mom, a.momentum, out=grad), out=out)
-    return xp.subtract(out, step, out=out)
-
-
-def _adam_into(xp, a, out, w, g, mean, var):
+def _adagrad(xp, a, out, w, g, history):
     grad, tmp = _scratch(xp, g, 2)
-    xp.multiply(g, a.rescale_grad, out=grad)
+    _rescaled_into(xp, a, g, grad)
+    history += xp.multiply(grad, grad, out=tmp)
+    xp.add(history, a.epsilon, out=tmp)
+    grad /= xp.sqrt(tmp, out=tmp)
     grad += xp.multiply(w, a.wd, out=tmp)
-    if a.clip_gradient is not None and a.clip_gradient >= 0:
-        xp.clip(grad, -a.clip_gradient, a.clip_gradient, out=grad)
-    mean *= a.beta1
-    mean += xp.multiply(grad, 1 - a.beta1, out=tmp)
-    var *= a.beta2
-    xp.multiply(grad, 1 - a.beta2, out=tmp)
-    var += xp.multiply(tmp, grad, out=tmp)
-    xp.sqrt(var, out=tmp)
-    tmp += a.epsilon
-    xp.multiply(mean, a.lr, out=grad)
-    grad /= tmp
+    grad *= a.lr
     return xp.subtract(w, grad, out=out)
 
 
-_INTO = {_sgd: _sgd_into, _sgd_mom: _sgd_mom_into, _nag_mom: _nag_mom_into, _adam: _adam_into}
-
-
-def _make_compute_into(rule):
-    """``compute_into`` of a plain (not ``mp_``) update from its rule's in-place form."""
-    into = _INTO.get(rule)
-    if into is None:
-        return None
-
-    def compute_into(xp, attrs, out, *arrays):
-        return into(xp, attrs, out, *arrays)
-    return compute_into
+def _group_adagrad(xp, a, out, w, g, history):
+    grad, tmp = _scratch(xp, g, 2)
+    _rescaled_into(xp, a, g, grad)
+    # history is (rows, 1): its temporaries are small enough to allocate
+    history += xp.multiply(grad, grad, out=tmp).mean(axis=1, keepdims=True)
+    grad *= a.lr
+    grad /= xp.sqrt(history + a.epsilon)
+    return xp.subtract(w, grad, out=out)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -294,29 +369,32 @@ def _make_compute_into(rule):
 _SCALARS = ('r1', 'r2', 'rescale_grad')      # (1,)-shaped inputs, read only
 
 
-def _make_compute(rule, inputs, states, master, writes_master, out_master_dtype):
-    """``compute`` from a rule: runs it, writes the states (and master copy) back in place."""
-    state_pos = [inputs.index(s) for s in states]
-    master_pos = inputs.index('weight32') if master else None
+def _make_compute(rule, inputs, master, writes_master):
+    """The operator's body from its rule: ``compute(xp, attrs, *arrays, out=None)`` writes the
+    new weight into ``out`` (a fresh array without one) and updates the states in place."""
+    if not master:
+        def compute(xp, attrs, *arrays, out=None):
+            return rule(xp, attrs, xp.empty_like(arrays[0]) if out is None else out, *arrays)
+        return compute
+    at = inputs.index('weight32') - 2       # among the arrays after weight and grad
 
-    def compute(xp, attrs, *arrays):
-        args = list(arrays)
-        weight = arrays[0]
-        if master:
-            w32 = arrays[master_pos]
-            # the rule runs on the master copy, with the gradient in its precision
-            args[0] = w32
-            args[1] = arrays[1].astype(w32.dtype, copy=False)
-            del args[master_pos]
-        result = rule(xp, attrs, *args)
-        out, new_states = result[0], result[1:]
-        for pos, new in zip(state_pos, new_states):
-            arrays[pos][...] = new
-        if master and writes_master:
-            arrays[master_pos][...] = out
-        if master and out_master_dtype:
-            return out.astype(arrays[master_pos].dtype, copy=False)
-        return out.astype(weight.dtype, copy=False)
+    def compute(xp, attrs, weight, grad, *arrays, out=None):
+        w32 = arrays[at]
+        states = arrays[:at] + arrays[at + 1:]
+        # the rule runs on the master copy, with the gradient in its precision (in the
+        # workspace's part 1: the rule's temporaries are part 0)
+        if grad.dtype != w32.dtype:
+            g32 = workspace(xp, grad.shape, w32.dtype, part=1)
+            g32[...] = grad
+            grad = g32
+        if not writes_master:       # mp_lamb phase 1: the output is in the master's dtype
+            return rule(xp, attrs, xp.empty_like(w32) if out is None else out, w32, grad,
+                        *states)
+        rule(xp, attrs, w32, w32, grad, *states)
+        if out is None:
+            return w32.astype(weight.dtype)
+        out[...] = w32
+        return out
     return compute
 
 
@@ -359,9 +437,11 @@ def _make_infer_type(inputs, master, out_master_dtype):
     def infer_type(attrs, *dtypes):
         named = dict(zip(inputs, dtypes))
         weight = _merge_dtype([named[n] for n in low], ', '.join(low))
+        _check_float(weight, ', '.join(low))
         state = weight
         if master:
             state = _merge_dtype([named[n] for n in high], ', '.join(high))
+            _check_float(state, ', '.join(high))
             state = np.dtype(np.float32) if state is None else state
         ins = []
         for name in inputs:
@@ -371,6 +451,11 @@ def _make_infer_type(inputs, master, out_master_dtype):
                 ins.append(weight if name in low else state)
         return ins, [state if out_master_dtype else weight]
     return infer_type
+
+
+def _check_float(dtype, what):
+    if dtype is not None and dtype.kind != 'f':
+        raise DTypeError(f'{what} must be floating point (as in MXNet), got {dtype.name}')
 
 
 def _merge_dtype(dtypes, what):
@@ -386,21 +471,19 @@ def _merge_dtype(dtypes, what):
 
 
 def _update_op(name, rule, inputs, states, attrs, doc, *, aliases=(), master=False,
-               writes_master=True, out_master_dtype=False, history=False):
+               writes_master=True, history=False):
     """Register the update operator ``name``.
 
     ``inputs`` are MXNet's input names in order, ``states`` those mutated in place;
-    ``master`` marks an ``mp_`` operator whose ``weight32`` input is the master copy
-    (updated in place unless ``writes_master`` is False).
+    ``master`` marks an ``mp_`` operator whose ``weight32`` input is the master copy, updated
+    in place unless ``writes_master`` is False (the output is then in the master's dtype).
     """
     aux = tuple(states) + (('weight32',) if master and writes_master else ())
     op = OpDef(name, inputs=inputs, aux=aux, attrs=attrs, aliases=aliases, doc=doc,
-               compute=_make_compute(rule, inputs, states, master, writes_master,
-                                     out_master_dtype),
+               compute=_make_compute(rule, inputs, master, writes_master),
                infer_shape=_make_infer_shape(inputs, history),
-               infer_type=_make_infer_type(inputs, master, out_master_dtype),
-               gradient=zero_gradient, inplace=((0, 0),),
-               compute_into=None if master else _make_compute_into(rule))
+               infer_type=_make_infer_type(inputs, master, master and not writes_master),
+               gradient=zero_gradient, inplace=((0, 0),))
     return register_op(op)
 
 
@@ -561,7 +644,7 @@ when >= 0); ``weight -= lr * r1 / r2 * g``, or ``lr * g`` when r1 or r2 is 0.
 _update_op('mp_lamb_update_phase1', _lamb_phase1,
            ('weight', 'grad', 'mean', 'var', 'weight32'), ('mean', 'var'), _LAMB1, """\
 ``lamb_update_phase1`` on the float32 master copy ``weight32`` (read only). -> ``g`` in float32.
-""", master=True, writes_master=False, out_master_dtype=True)
+""", master=True, writes_master=False)
 
 _update_op('mp_lamb_update_phase2', _lamb_phase2, ('weight', 'g', 'r1', 'r2', 'weight32'), (),
            _LAMB2, """\

@@ -65,9 +65,11 @@ def _is_global(cfg, spatial):
         set(cfg.grid) == {1}
 
 
-def _pool_count(xp, cfg, spatial, dtype):
+@functools.lru_cache(maxsize=256)
+def _window_sizes(cfg, spatial):
     """Elements each average window divides by, as MXNet counts them (pad included or not;
-    a 'full' window that runs past the padding counts only up to it)."""
+    a 'full' window that runs past the padding counts only up to it): a read-only numpy
+    array of the grid's shape."""
     count = np.ones(())
     for n, m, k, s, p in zip(spatial, cfg.grid, cfg.geo.kernel, cfg.geo.stride, cfg.geo.pad):
         start = np.arange(m) * s - p
@@ -77,37 +79,63 @@ def _pool_count(xp, cfg, spatial, dtype):
             size = np.minimum(start + k, n) - np.maximum(start, 0)
         count = np.multiply.outer(count, size)
     # an empty window sums to 0: MXNet outputs 0 there, not 0 / 0
-    return xp.asarray(np.maximum(count, 1), dtype=dtype)
+    count = np.maximum(count, 1)
+    count.flags.writeable = False
+    return count
 
 
-def _pool(xp, x, cfg, out=None, count=None):
-    """Pooling forward on a channel-first x (written into ``out`` when given; ``count``: the
-    average windows' sizes, when already known)."""
-    spatial = x.shape[2:]
-    if out is None:
-        out = xp.empty(x.shape[:2] + cfg.grid, dtype=x.dtype)
-    powered = x if cfg.pool_type != 'lp' or cfg.p == 1 else x * x if cfg.p == 2 else x * x * x
-    if _is_global(cfg, spatial):
-        flat, maps = powered.reshape(x.shape[:2] + (-1,)), out.reshape(x.shape[:2])
-        if cfg.pool_type == 'max':
-            maps[...] = _nanmax(xp, flat)
-            maps[xp.isnan(maps)] = _lowest(x.dtype)
-            return out
-        if cfg.pool_type == 'avg':
-            return flat.mean(axis=-1, out=maps).reshape(out.shape)
-        flat.sum(axis=-1, out=maps)
-    else:
-        # max: MXNet starts from the lowest value and keeps larger ones, so NaN is skipped
-        # (fmax) and a window that holds no input element gives the lowest value
-        if cfg.pool_type == 'max':
-            _separable(xp, xp.fmax, _lowest(x.dtype), x, cfg, out)
-            return out
-        _separable(xp, xp.add, 0, powered, cfg, out)
-        if cfg.pool_type == 'avg':
-            out /= _pool_count(xp, cfg, spatial, x.dtype) if count is None else count
-    if cfg.pool_type == 'lp' and cfg.p != 1:
-        (xp.sqrt if cfg.p == 2 else xp.cbrt)(out, out=out)
-    return out
+def _pool_count(xp, cfg, spatial, dtype):
+    """The average windows' sizes (``_window_sizes``) as an array of ``xp``."""
+    return xp.asarray(_window_sizes(cfg, tuple(spatial)), dtype=dtype)
+
+
+def _power(x, p):
+    """The terms x^p of lp pooling (p_value 1, 2 or 3), as products."""
+    return x if p == 1 else x * x if p == 2 else x * x * x
+
+
+def _root(xp, out, p):
+    """out^(1/p) in place: lp pooling's last step."""
+    if p != 1:
+        (xp.sqrt if p == 2 else xp.cbrt)(out, out=out)
+
+
+# The paths of Pooling's forward, ``path(*plan, x, out)`` with the plan ``_pool_engine`` made for
+# the shapes: x (N, C, *spatial) and out (N, C, *grid) channel-first (out may be a transposed
+# view of a channel-last output). ``first`` indexes the (N, C) maps of a global pooling's out.
+
+def _max_global(xp, first, lowest, x, out):
+    """Global max pooling: each map's maximum ignoring NaN, the lowest value where all are
+    NaN (MXNet's running maximum starts from it)."""
+    maps = out[first]
+    maps[...] = _nanmax(xp, x.reshape(x.shape[:2] + (-1,)))
+    maps[xp.isnan(maps)] = lowest
+
+
+def _mean_global(xp, first, x, out):
+    """Global average pooling: each map's mean."""
+    x.reshape(x.shape[:2] + (-1,)).mean(axis=-1, out=out[first])
+
+
+def _sum_global(xp, first, p, x, out):
+    """Global sum and lp pooling: each map's sum (of x^p, then the p-th root)."""
+    maps = out[first]
+    _power(x, p).reshape(x.shape[:2] + (-1,)).sum(axis=-1, out=maps)
+    _root(xp, maps, p)
+
+
+def _max_windows(xp, cfg, lowest, x, out):
+    """Max pooling over windows. MXNet starts from the lowest value and keeps larger ones, so
+    NaN is skipped (fmax) and a window that holds no input element gives the lowest value."""
+    _separable(xp, xp.fmax, lowest, x, cfg, out)
+
+
+def _sum_windows(xp, cfg, p, count, x, out):
+    """Sum, average (divided by the windows' ``count``) and lp pooling over windows."""
+    _separable(xp, xp.add, 0, _power(x, p), cfg, out)
+    if count is not None:
+        out /= count
+    _root(xp, out, p)
 
 
 def _separable(xp, ufunc, start, x, cfg, out):
@@ -142,6 +170,27 @@ def _nanmax(xp, a):
     return xp.nanmax(a, axis=-1)
 
 
+def _pool_engine(xp, cfg, spatial, dtype):
+    """``run(x, out)``: Pooling of x (N, C, *spatial) of ``dtype`` into out, both
+    channel-first, by the path for this configuration and these shapes."""
+    first = (_S, _S) + (0,) * len(spatial)
+    p = cfg.p if cfg.pool_type == 'lp' else 1
+    if _is_global(cfg, spatial):
+        if cfg.pool_type == 'max':
+            return functools.partial(_max_global, xp, first, _lowest(dtype))
+        if cfg.pool_type == 'avg':
+            return functools.partial(_mean_global, xp, first)
+        return functools.partial(_sum_global, xp, first, p)
+    if cfg.pool_type == 'max':
+        return functools.partial(_max_windows, xp, cfg, _lowest(dtype))
+    count = _pool_count(xp, cfg, spatial, dtype) if cfg.pool_type == 'avg' else None
+    return functools.partial(_sum_windows, xp, cfg, p, count)
+
+
+# -------------------------------------------------------------------------------------------------
+# Pooling's gradient (channel-first arrays)
+# -------------------------------------------------------------------------------------------------
+
 def _max_masks(xp, x, y, cfg):
     """Per kernel offset: (grid slices, image slices, mask of the windows whose maximum ``y``
     sits at this offset and at no earlier one); MXNet routes to the first maximum."""
@@ -163,27 +212,47 @@ def _global_argmax(xp, x, y):
     return first & eq
 
 
+def _spread_max_global(xp, g, x, y, cfg):
+    """Global max pooling's gradient: each map's to its first maximum."""
+    mask = _global_argmax(xp, x, y)
+    return xp.where(mask, g.reshape(g.shape[:2] + (1,)), 0).reshape(x.shape) \
+        .astype(x.dtype, copy=False)
+
+
+def _spread_max_tiles(xp, g, x, y, cfg):
+    """Max pooling's gradient where the windows tile the image: each position is written
+    once, no zeros, no sums."""
+    dx = xp.empty(x.shape, dtype=g.dtype)
+    for gsl, isl, hit in _max_masks(xp, x, y, cfg):
+        xp.multiply(g[gsl], hit, out=dx[isl])
+    return dx
+
+
+def _spread_max(xp, g, x, y, cfg):
+    """Max pooling's gradient, each window's to its first maximum, summed where windows
+    overlap."""
+    dx = xp.zeros(x.shape, dtype=g.dtype)
+    buf = xp.empty(y.shape, dtype=g.dtype)
+    for gsl, isl, hit in _max_masks(xp, x, y, cfg):
+        part, tmp = dx[isl], buf[gsl]
+        xp.multiply(g[gsl], hit, out=tmp)
+        xp.add(part, tmp, out=part)
+    return dx
+
+
+ENGINE_PATHS = (_max_global, _mean_global, _sum_global, _max_windows, _sum_windows,
+                _spread_max_global, _spread_max_tiles, _spread_max)
+
+
 def _pool_backward(xp, g, x, y, cfg):
     """Spread the output gradient g back onto x's positions (channel-first)."""
     spatial = x.shape[2:]
     if cfg.pool_type == 'max':
         if _is_global(cfg, spatial):
-            mask = _global_argmax(xp, x, y)
-            return xp.where(mask, g.reshape(g.shape[:2] + (1,)), 0).reshape(x.shape) \
-                .astype(x.dtype, copy=False)
-        # windows that tile the image write each position once: no zeros, no sums
+            return _spread_max_global(xp, g, x, y, cfg)
         tiles = tuple(cfg.geo.kernel) == tuple(cfg.geo.stride) and not any(cfg.geo.pad) and \
             all(m * k == n for m, k, n in zip(cfg.grid, cfg.geo.kernel, spatial))
-        dx = (xp.empty if tiles else xp.zeros)(x.shape, dtype=g.dtype)
-        buf = xp.empty(y.shape, dtype=g.dtype)
-        for gsl, isl, hit in _max_masks(xp, x, y, cfg):
-            if tiles:
-                xp.multiply(g[gsl], hit, out=dx[isl])
-                continue
-            part, tmp = dx[isl], buf[gsl]
-            xp.multiply(g[gsl], hit, out=tmp)
-            xp.add(part, tmp, out=part)
-        return dx
+        return (_spread_max_tiles if tiles else _spread_max)(xp, g, x, y, cfg)
     if cfg.pool_type == 'avg':
         g = g / _pool_count(xp, cfg, spatial, g.dtype)
     if _is_global(cfg, spatial):
@@ -291,23 +360,36 @@ class Pooling:
         ins, outs = _float_types(attrs, data)
         return ins, outs * _pool_outputs(attrs)
 
-    def compute(xp, attrs, data):
-        cl, x, cfg = _pool_setup(attrs, data)
-        out = _from_cf(xp, _pool(xp, x, cfg), cl)
-        return (out, out) if _pool_outputs(attrs) == 2 else out
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        data, dtype = tuple(shapes[0]), dtypes[0]
+        cl = _pool_layout(attrs, len(data))
+        n, c, spatial = _split(data, cl)
+        cfg = _pool_cfg(attrs, spatial)
+        run = _pool_engine(xp, cfg, spatial, dtype)
+        shape, empty = _join(n, c, cfg.grid, cl), xp.empty
+        if cl:
+            nd = len(spatial)
+            to_cf = (0, nd + 1) + tuple(range(1, nd + 1))
 
-    def kernel(xp, attrs, shapes, dtypes, is_train):
-        data = shapes[0]
-        if _pool_layout(attrs, len(data)):
-            return None
-        cfg = _pool_cfg(attrs, tuple(data[2:]))
-        count = _pool_count(xp, cfg, tuple(data[2:]), dtypes[0]) \
-            if cfg.pool_type == 'avg' and not _is_global(cfg, data[2:]) else None
-        two = _pool_outputs(attrs) == 2
+            def pooling_channel_last(x, out=None):
+                if out is None:
+                    out = empty(shape, dtype)
+                run(x.transpose(to_cf), out.transpose(to_cf))
+                return out
+            return pooling_channel_last
+        if _pool_outputs(attrs) == 2:
+            def max_pooling(x, out=None):
+                if out is None:
+                    out = empty(shape, dtype)
+                run(x, out)
+                return out, out.copy()      # the hidden output: fresh, as every other output
+            return max_pooling
 
-        def pooling(out, x):
-            _pool(xp, x, cfg, out, count)
-            return (out, out) if two else out
+        def pooling(x, out=None):
+            if out is None:
+                out = empty(shape, dtype)
+            run(x, out)
+            return out
         return pooling
 
     def gradient(F, attrs, inputs, outputs, ograds):

@@ -626,19 +626,24 @@ class moments:
 # Finiteness checks: AMP's loss scaler skips a step whose gradients overflowed
 # -------------------------------------------------------------------------------------------------
 
-def _finite_flag(xp, data):
+def _finite(xp, attrs, *data, out=None):
+    """``[1.]`` when every element of ``data`` is finite, else ``[0.]``; with
+    ``init_output=False`` ANDed into ``out``: how MXNet chains chunks of arrays."""
     flag = xp.ones((1,), np.float32)
     for d in data:
         flag *= xp.isfinite(d).all()      # stays on the device: no sync per array
-    return flag
-
-
-def _finite_into(xp, attrs, out, *data):
-    # init_output=False ANDs into what ``out`` holds: how MXNet chains chunks of arrays
+    if out is None:
+        return flag
     if attrs.init_output:
-        out[...] = 1
-    out *= _finite_flag(xp, data)
+        out[...] = flag
+    else:
+        out *= flag
     return out
+
+
+def _finite_reads_out(attrs):
+    # what out holds is part of the result: a compiled graph must not plan a buffer for it
+    return not attrs.init_output
 
 
 def _finite_shapes(attrs, *shapes):
@@ -660,10 +665,8 @@ class all_finite:
     infer_shape = _finite_shapes
     infer_type = _finite_types
     gradient = zero_gradient
-    compute_into = _finite_into
-
-    def compute(xp, attrs, data):
-        return _finite_flag(xp, [data])
+    compute = _finite
+    reads_out = _finite_reads_out
 
 
 @register('multi_all_finite')
@@ -677,10 +680,8 @@ class multi_all_finite:
     infer_shape = _finite_shapes
     infer_type = _finite_types
     gradient = zero_gradient
-    compute_into = _finite_into
-
-    def compute(xp, attrs, *data):
-        return _finite_flag(xp, data)
+    compute = _finite
+    reads_out = _finite_reads_out
 
 
 del _row, _name, _what

@@ -16,17 +16,21 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    use instead (Custom's carry its prop)
 ``num_outputs``    all outputs, hidden ones included; ``num_visible_outputs`` those a Symbol
                    lists; ``output_names`` their suffixes (``output``, ``mean``, ``var``)
-``compute``        ``compute(xp, attrs, *inputs)``: one body for numpy and cupy
-``compute_into``   optional ``compute_into(xp, attrs, out, *inputs)`` writing the (single,
-                   float) output into a given buffer and returning it: what lets a compiled
-                   graph reuse buffers (``static_alloc``) and work in place. An operator that
-                   has it must also return fresh arrays (never views) from ``compute``
-``kernel``         optional ``kernel(xp, attrs, shapes, dtypes, is_train) -> fn or None``: the
-                   operator specialised once for known input shapes and dtypes (compiled
-                   graphs): attributes, reshapes and branches resolved, so that a call is the
-                   array work alone. ``fn(out, *inputs)`` writes output 0 into ``out`` and
-                   returns it (or all outputs, the others fresh, for several); ``is_train`` is
-                   the graph's mode. None where nothing is gained
+``compute``        ``compute(xp, attrs, *inputs)``: the operator's one numeric body, for numpy
+                   and cupy. A body that takes ``out=None`` writes output 0 into a given
+                   (float, C-contiguous) buffer and returns it: what lets a compiled graph plan buffers
+                   (``static_alloc``), work in place and serve ``out=weight``. Such a body
+                   returns fresh arrays (never views of its inputs) without one
+``specialise``     ``specialise(xp, attrs, shapes, dtypes, is_train)`` returns the body for
+                   those input shapes and dtypes, ``fn(*inputs, out=None)``, with attributes,
+                   reshapes and engine choices resolved once (a compiled graph calls it for
+                   each node). Given alone, it is the one body and ``compute`` is derived
+                   from it; given with ``compute``, both must be built from one helper (a
+                   table row's forward: ``elemwise.py``). Every operator has
+                   ``OpDef.specialise``: ``compute`` with its attributes bound by default
+``reads_out``      ``reads_out(attrs)``: the body reads the ``out=`` array it is given and
+                   combines its result into it (all_finite with ``init_output=False`` ANDs);
+                   a compiled graph gives such a node no buffer
 ``reshapes``       output 0 is input 0 with another shape (Reshape, Flatten): ``compute``
                    copies, a compiled graph emits a view where the value is not returned
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
@@ -185,11 +189,11 @@ def workspace(xp, shape, dtype, part=0):
 class OpDef:
     """One operator. See the module docstring for what each field means."""
 
-    def __init__(self, name, *, compute, gradient, inputs=(), list_inputs=None, variadic=None,
-                 aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
+    def __init__(self, name, *, gradient, compute=None, inputs=(), list_inputs=None,
+                 variadic=None, aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
                  infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
                  inplace=(), aliases=(), check=None, hint=None, array_form=None,
-                 compute_into=None, kernel=None, reshapes=False, open_attrs=False, doc=''):
+                 specialise=None, reads_out=None, reshapes=False, open_attrs=False, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -206,11 +210,16 @@ class OpDef:
         self._num_outputs = num_outputs
         self._num_visible = num_visible_outputs
         self._output_names = output_names
+        if specialise is not None and compute is None:
+            compute = _compute_from(specialise)
+            self.writes_into = True
+        else:
+            self.writes_into = compute is not None and _takes_out(compute)
         if callable(num_outputs) and compute is not None:
             compute = _one_output_as_array(compute)
         self.compute = compute
-        self.compute_into = compute_into
-        self.kernel = kernel
+        self._specialise = specialise
+        self.reads_out = reads_out
         self.reshapes = reshapes
         self.infer_shape = infer_shape
         self._infer_takes_outputs = _accepts_keyword(infer_shape, 'out_shapes')
@@ -230,6 +239,22 @@ class OpDef:
 
     def __repr__(self):
         return f'<OpDef {self.name}>'
+
+    def specialise(self, xp, attrs, shapes, dtypes, is_train=False):
+        """The body for inputs of these shapes and dtypes: ``fn(*inputs, out=None)``.
+
+        The operator's own ``specialise`` where it gives one, else ``compute`` with the
+        attributes (and the mode of a train-aware operator) bound.
+        """
+        if self._specialise is not None:
+            return self._specialise(xp, attrs, list(shapes), list(dtypes), is_train)
+        if self.train_aware:
+            return functools.partial(self.compute, xp, attrs, is_train=is_train)
+        return functools.partial(self.compute, xp, attrs)
+
+    def writes_into_buffer(self, attrs):
+        """Whether a compiled graph may hand output 0 a planned buffer for these attributes."""
+        return self.writes_into and not (self.reads_out is not None and self.reads_out(attrs))
 
     # -- attributes ---------------------------------------------------------------------------
     def parse_attrs(self, given):
@@ -356,6 +381,16 @@ def _accepts_keyword(fn, name):
         return False
 
 
+def _takes_out(compute):
+    """Whether ``compute`` has an ``out=None`` keyword (an input may be named ``out``)."""
+    try:
+        param = inspect.signature(compute).parameters.get('out')
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.default is None and \
+        param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+
+
 def register_op(op):
     """Add an OpDef under its name and aliases; a name may be defined only once."""
     for name in (op.name,) + op.aliases:
@@ -370,7 +405,7 @@ def register_op(op):
 _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
-                 'array_form', 'compute_into', 'kernel', 'reshapes', 'open_attrs'}
+                 'array_form', 'specialise', 'reads_out', 'reshapes', 'open_attrs'}
 
 
 def register(name, **options):
@@ -419,6 +454,16 @@ def unknown_op_error(name, where=''):
 def list_ops():
     """Canonical names of all registered operators."""
     return sorted(REGISTRY)
+
+
+def _compute_from(specialise):
+    """``compute`` of an operator given as ``specialise``: specialised for the inputs at hand."""
+    def compute(xp, attrs, *inputs, out=None, is_train=False):
+        fn = specialise(xp, attrs, [x.shape for x in inputs], [x.dtype for x in inputs],
+                        is_train)
+        return fn(*inputs, out=out)
+    compute.__doc__ = specialise.__doc__
+    return compute
 
 
 def _one_output_as_array(compute):

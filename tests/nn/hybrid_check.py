@@ -5,8 +5,10 @@ hybridized with each of ``FLAGS``, from the same parameter values and random see
 the outputs, the gradients of the inputs and of the parameters (for head gradients that are not
 all ones), and the parameter values after the step (BatchNorm's running statistics). The
 hybridized block is then called a second time (the compiled graph, not a new trace) on other
-inputs, and must still agree with the imperative block, and must not have overwritten the first
-call's outputs (static buffers).
+inputs, and must still agree with the imperative block. Its unrecorded calls (in predict mode:
+the plan that reuses static buffers and works in place), on the inputs and then on the other
+inputs, must agree with the imperative block's unrecorded calls. No call may overwrite the
+outputs of an earlier one.
 """
 import numpy as np
 import pytest
@@ -67,6 +69,12 @@ def run(block, inputs, train, seed):
     }
 
 
+def predict(block, inputs, seed):
+    """The outputs of one unrecorded call (predict mode)."""
+    mx.random.seed(seed)
+    return flat_outputs(block(*inputs))
+
+
 def assert_same(expected, actual, what, rtol, atol):
     if isinstance(expected, dict):
         assert expected.keys() == actual.keys(), what
@@ -97,16 +105,26 @@ def check_hybrid(block, inputs, train=False, seed=7, rtol=1e-5, atol=1e-6, flags
     others = nested_map(lambda x: x * 0.5 - 0.25, inputs)
     restore()
     expected_again = run(block, others, train, seed + 1)
+    restore()
+    predicted = [o.asnumpy() for o in predict(block, inputs, seed)]
+    restore()
+    predicted_again = [o.asnumpy() for o in predict(block, others, seed + 1)]
     for flag in flags:
         block.hybridize(**flag)
         restore()
         first = run(block, inputs, train, seed)
         assert_same(expected, first, f'{flag} first call', rtol, atol)
-        outputs = flat_outputs(block(*inputs))
+        restore()
+        outputs = predict(block, inputs, seed)
         kept = [o.asnumpy().copy() for o in outputs]
+        assert_same(predicted, kept, f'{flag} unrecorded call', rtol, atol)
         restore()
         assert_same(expected_again, run(block, others, train, seed + 1),
                     f'{flag} second call', rtol, atol)
+        restore()
+        again = predict(block, others, seed + 1)
+        assert_same(predicted_again, [o.asnumpy() for o in again],
+                    f'{flag} second unrecorded call', rtol, atol)
         assert_same(kept, [o.asnumpy() for o in outputs], f'{flag} outputs kept', 0, 0)
     block.hybridize(False)
     restore()

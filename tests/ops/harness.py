@@ -8,24 +8,36 @@ A test module under ``tests/ops`` lists ``CASES = [Case(...), ...]`` and runs th
    turn and every single dimension unknown (0) in turn: what it returns must agree with the
    truth, and it must not fail;
 3. dtype inference against the actual output dtypes, and a float32 run close to float64;
-4. gradients from autograd against central finite differences of ``sum(out_i * cot_i)``;
-5. the Symbol path: composition, ``infer_shape``/``infer_type``, evaluation by the graph
+4. the body's ``out=`` (what a compiled graph's buffers use), for an operator whose body takes
+   one: it returns the buffer it is given with what ``compute`` returns without one (fresh
+   arrays), with the case's inputs and with them as float32, also written into an input that
+   the ``inplace`` hint names;
+5. gradients from autograd against central finite differences of ``sum(out_i * cot_i)``;
+6. the Symbol path: composition, ``infer_shape``/``infer_type``, evaluation by the graph
    interpreter, the backward graph (``Executor.backward``) and a JSON round trip, all equal to
    the NDArray path;
-6. second-order gradients (``create_graph=True``) against finite differences of the first;
-7. on a GPU when one is present, the same forward and gradients as on the CPU.
+7. the compiled graph (``CachedOp``), ``static_alloc`` off and on: the operator as one node
+   whose output 0 feeds a ``_copy`` (a graph output never gets a static buffer, so this is what
+   reaches ``out=``). Its outputs and the inputs it mutates (aux) equal the imperative ones; so
+   do those of a second call on other values, which must leave the first call's outputs as
+   they were; and its generated backward gives imperative autograd's gradients;
+8. second-order gradients (``create_graph=True``) against finite differences of the first;
+9. on a GPU when one is present, the same forward and gradients as on the CPU, and the checks
+   of 7 on the GPU.
 
-``tests/ops/test_coverage.py`` fails if a registered operator has no case.
+``tests/ops/test_coverage.py`` fails if a registered operator has no case, and, running each
+case's compiled graph (``run_compiled``), if a specialisation or engine path is reached by none.
 """
 import numpy as np
 
 import hybridlib as mx
 from hybridlib import autograd, nd, sym
+from hybridlib.cached_op import CachedOp
 from hybridlib.ops import registry
 from hybridlib.ops.frontend import bind_arguments
 
-__all__ = ['Case', 'check_case', 'uniform', 'ints', 'normal', 'positive', 'away_from',
-           'numeric_vjp']
+__all__ = ['Case', 'check_case', 'run_compiled', 'uniform', 'ints', 'normal', 'positive',
+           'away_from', 'numeric_vjp']
 
 FLOATS = (np.float16, np.float32, np.float64)
 
@@ -195,15 +207,16 @@ def _loss(case, values, cots):
     return sum(float(np.sum(o.asnumpy().astype(np.float64) * c)) for o, c in zip(outs, cots))
 
 
-def _autograd_grads(case, values, cots, which):
-    arrays = _nd_inputs(values)
+def _autograd_grads(case, values, cots, which, ctx=None):
+    arrays = _nd_inputs(values, ctx=ctx)
     for i in which:
         arrays[i].attach_grad()
     mx.random.seed(case.seed)
     fn = getattr(nd.op, case.op)
     with autograd.record(train_mode=case.train):
         outs = _as_list(fn(*arrays, **case.attrs))
-    autograd.backward(outs, [nd.array(c, dtype=c.dtype) for c in cots], train_mode=case.train)
+    autograd.backward(outs, [nd.array(c, ctx=ctx, dtype=c.dtype) for c in cots],
+                      train_mode=case.train)
     return [arrays[i].grad.asnumpy() for i in which]
 
 
@@ -240,6 +253,7 @@ def check_case(case):
     _check_inference(case, op, arrays, outs)
     if case.check_float32:
         _check_float32(case, values, out_np)
+    _check_body_out(case, op, values)
     which = _diff_inputs(case, values) if case.grad else []
     cots = _cotangents(out_np, rng)
     grads = None
@@ -256,10 +270,14 @@ def check_case(case):
                        f'{case}: autograd vs finite differences, input {i}')
     if case.check_symbol:
         _check_symbol(case, values, out_np, cots, which, grads)
+        _check_compiled(case, values, cots, which, grads, mx.cpu())
     if which and case.second_order and case.grad_ref is None:
         _check_second_order(case, values, cots, which[0], rng)
     if mx.num_gpus() > 0:
         _check_gpu(case, values, out_np, cots, which, grads)
+        if case.check_symbol:
+            gpu_grads = _autograd_grads(case, values, cots, which, mx.gpu(0)) if which else None
+            _check_compiled(case, values, cots, which, gpu_grads, mx.gpu(0))
 
 
 def _check_forward(case, values, out_np):
@@ -280,7 +298,6 @@ def _check_forward(case, values, out_np):
 def _check_inference(case, op, arrays, outs):
     """Shapes and dtypes from the registry agree with what compute produced (all outputs)."""
     inputs, params, _, _ = bind_arguments(op, list(arrays), dict(case.attrs), ())
-    before = [x._data.copy() for x in inputs]   # operators with aux inputs change them
     mx.random.seed(case.seed)
     with autograd.train_mode() if case.train else autograd.predict_mode():
         all_outs = nd.invoke_all(op, inputs, params, is_train=case.train)
@@ -307,58 +324,6 @@ def _check_inference(case, op, arrays, outs):
     actual_types = [o._data.dtype for o in all_outs]
     assert list(out_types) == actual_types, \
         f'{case}: infer_type gives {out_types}, compute gives {actual_types}'
-    if op.compute_into is not None and all_outs[0]._data.dtype.kind == 'f':
-        # the in-buffer form (compiled graphs with static_alloc) computes the same values
-        first = all_outs[0]._data
-        out = first.copy()
-        out[...] = np.nan
-        datas = [d.copy() for d in before]
-        result = op.compute_into(np, params, out, *datas)
-        assert result is out, f'{case}: compute_into must return its buffer'
-        np.testing.assert_array_equal(out, first, err_msg=f'{case}: compute_into vs compute')
-        for k in op.aux_indices(params):       # and changes the aux inputs alike
-            np.testing.assert_array_equal(datas[k], inputs[k]._data,
-                                          err_msg=f'{case}: aux input {k} after compute_into')
-        for i, k in op.inplace:                # in place, as the inplace hint allows
-            if k == 0 and i < len(before) and before[i].shape == first.shape and \
-                    before[i].dtype == first.dtype:
-                datas = [d.copy() for d in before]
-                op.compute_into(np, params, datas[i], *datas)
-                np.testing.assert_array_equal(datas[i], first,
-                                              err_msg=f'{case}: compute_into into input {i}')
-    if op.kernel is not None and not op.random:
-        _check_kernel(case, op, params, before, all_outs)
-
-
-def _check_kernel(case, op, params, before, all_outs):
-    """The kernel (compiled graphs) computes what compute does, into the buffer it is given:
-    with the case's inputs and again with float64 inputs as float32."""
-    _check_kernel_on(case, op, params, before, [o._data for o in all_outs])
-    if any(d.dtype == np.float64 for d in before):
-        datas = [d.astype(np.float32) if d.dtype == np.float64 else d.copy() for d in before]
-        with autograd.train_mode() if case.train else autograd.predict_mode():
-            outs = op.compute(np, params, *datas, **({'is_train': bool(case.train)}
-                                                     if op.train_aware else {}))
-        single = [d.astype(np.float32) if d.dtype == np.float64 else d for d in before]
-        _check_kernel_on(case, op, params, single, outs if isinstance(outs, tuple) else (outs,))
-
-
-def _check_kernel_on(case, op, params, before, expected):
-    datas = [d.copy() for d in before]
-    kernel = op.kernel(np, params, [d.shape for d in datas], [d.dtype for d in datas],
-                       bool(case.train))
-    if kernel is None:
-        return
-    out = np.full_like(expected[0], np.nan if expected[0].dtype.kind == 'f' else 0)
-    result = kernel(out, *datas)
-    results = result if isinstance(result, tuple) else (result,)
-    assert results[0] is out, f'{case}: the kernel must return the buffer it was given'
-    assert len(results) == len(expected), f'{case}: the kernel returns {len(results)} outputs'
-    tol = 1e-5 if out.dtype == np.float32 else 1e-10
-    for k, (got, want) in enumerate(zip(results, expected)):
-        assert got.dtype == want.dtype, \
-            f'{case}: kernel output {k} is {got.dtype}, not {want.dtype}'
-        _close(got, want, tol, tol, f'{case}: kernel output {k} ({out.dtype}) vs compute')
 
 
 def _check_float32(case, values, out_np):
@@ -372,6 +337,71 @@ def _check_float32(case, values, out_np):
         if not case.random:
             _close(o.asnumpy(), ref, case.f32_rtol, case.f32_atol,
                    f'{case}: float32 output {k} vs float64')
+
+
+# tight tolerances per float size: the compiled graph and the body's out= run the same maths
+_SAME_TOL = {8: 1e-12, 4: 1e-6, 2: 1e-3}
+
+
+def _same(actual, expected, what, tol=None):
+    """Equal up to rounding: ``tol`` (default by float size) for floats, exact otherwise."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype, \
+        f'{what}: {actual.dtype} {actual.shape}, expected {expected.dtype} {expected.shape}'
+    if actual.dtype.kind in 'fc':
+        tol = tol or _SAME_TOL.get(actual.dtype.itemsize, 1e-12)
+        np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
+def _check_body_out(case, op, values):
+    """``compute(..., out=buffer)`` returns the buffer holding what ``compute`` returns without
+    one (fresh arrays, as the planner relies on), with the case's inputs and as float32."""
+    if not op.writes_into:
+        return
+    inputs, params, _, _ = bind_arguments(op, _nd_inputs(values), dict(case.attrs), ())
+    if not op.writes_into_buffer(params):      # it reads out= (reads_out): never given a buffer
+        return
+    datas = [x._data for x in inputs]
+    _check_body_out_on(case, op, params, datas)
+    if any(d.dtype == np.float64 for d in datas):      # specialisations branch on the dtype
+        _check_body_out_on(case, op, params,
+                           [d.astype(np.float32) if d.dtype == np.float64 else d for d in datas])
+
+
+def _check_body_out_on(case, op, params, before):
+    train = {'is_train': bool(case.train)} if op.train_aware else {}
+
+    def call(datas, **out):
+        mx.random.seed(case.seed)
+        result = op.compute(np, params, *datas, **train, **out)
+        return list(result) if isinstance(result, (tuple, list)) else [result]
+
+    datas = [d.copy() for d in before]
+    expected = call(datas)
+    kind = expected[0].dtype
+    if kind.kind != 'f':
+        return
+    for k, o in enumerate(expected):
+        assert not any(np.may_share_memory(o, d) for d in datas), \
+            f'{case}: compute output {k} ({kind}) shares memory with an input; a body that ' \
+            'takes out= must return fresh arrays without one'
+    checks = [(None, f'out= ({kind})')]
+    checks += [(i, f'out= input {i}, its inplace hint ({kind})') for i, k in op.inplace
+               if k == 0 and i < len(before) and before[i].shape == expected[0].shape
+               and before[i].dtype == kind]
+    for i, what in checks:
+        written = [d.copy() for d in before]
+        buffer = np.full_like(expected[0], np.nan) if i is None else written[i]
+        got = call(written, out=buffer)
+        assert got[0] is buffer, f'{case}: {what}: the body must return the buffer it is given'
+        assert len(got) == len(expected), f'{case}: {what}: {len(got)} outputs'
+        for k, (g, e) in enumerate(zip(got, expected)):
+            _same(g, e, f'{case}: {what}: output {k} vs compute')
+        if i is None:
+            for k in op.aux_indices(params):
+                _same(written[k], datas[k], f'{case}: {what}: aux input {k} vs compute')
 
 
 def _symbol_inputs(values):
@@ -429,6 +459,130 @@ def _check_symbol(case, values, out_np, cots, which, grads):
         if names[i] in grad_arrays:
             _close(grad_arrays[names[i]].asnumpy(), g, 1e-10, 1e-10,
                    f'{case}: Symbol backward graph vs autograd, input {i}')
+
+
+class _Compiled:
+    """The case's operator as a compiled graph over the inputs ``in0``, ``in1``, ...: output 0
+    feeds a ``_copy`` whose result is returned, so that a static plan gives output 0 a buffer (a
+    graph output never gets one); the other visible outputs are returned as they are. A graph
+    without inputs (creation operators) also returns an input ``ctx``: a CachedOp takes its
+    context from its inputs."""
+
+    def __init__(self, case, values, static_alloc, ctx):
+        outputs = list(getattr(sym.op, case.op)(*_symbol_inputs(values), **case.attrs))
+        outputs[0] = sym.op._copy(outputs[0])
+        self.anchor = not sym.Group(outputs).list_inputs()
+        if self.anchor:
+            outputs.append(sym.var('ctx'))
+        graph = sym.Group(outputs)
+        self.case, self.ctx = case, ctx
+        self.op = CachedOp(graph, {'static_alloc': static_alloc, 'static_shape': static_alloc})
+        self.order = [int(name[2:]) for name in self.op.input_names if name != 'ctx']
+        arguments = set(graph.list_arguments())
+        self.differentiable = {i for i in self.order if f'in{i}' in arguments}
+
+    def inputs(self, values):
+        return _nd_inputs(values, ctx=self.ctx)
+
+    def _call(self, arrays):
+        mx.random.seed(self.case.seed)
+        if self.anchor:
+            return self.op(nd.zeros((1,), ctx=self.ctx))[:-1]
+        return self.op(*[arrays[i] for i in self.order])
+
+    def forward(self, arrays):
+        with autograd.train_mode() if self.case.train else autograd.predict_mode():
+            return self._call(arrays)
+
+    def gradients(self, arrays, cots, which):
+        """The gradients of ``which`` from the compiled backward (a recorded call)."""
+        for i in which:
+            arrays[i].attach_grad()
+        with autograd.record(train_mode=self.case.train):
+            outs = self._call(arrays)
+        autograd.backward(outs, [nd.array(c, ctx=self.ctx, dtype=c.dtype) for c in cots],
+                          train_mode=self.case.train)
+        return [arrays[i].grad.asnumpy() for i in which]
+
+
+def run_compiled(case, rng, dtype=None):
+    """The case's compiled forward with ``static_alloc`` on inputs drawn from ``rng`` (float
+    inputs as ``dtype`` if given), then its compiled backward where the case has gradients;
+    nothing compared (``test_coverage.py`` runs it to see which bodies the cases reach). With
+    ``dtype`` and no float input, nothing is run."""
+    values = [_make_input(s, rng) for s in case.inputs]
+    if dtype is not None:
+        if not any(v.dtype.kind == 'f' for v in values):
+            return
+        values = [v.astype(dtype) if v.dtype.kind == 'f' else v for v in values]
+    compiled = _Compiled(case, values, True, mx.cpu())
+    outs = [o.asnumpy() for o in compiled.forward(compiled.inputs(values))]
+    which = [i for i in _diff_inputs(case, values) if i in compiled.differentiable] \
+        if case.grad else []
+    if which:
+        compiled.gradients(compiled.inputs(values), _cotangents(outs, rng), which)
+
+
+def _imperative(case, values, ctx):
+    """Visible outputs (numpy) and the input NDArrays after an imperative call (aux moved)."""
+    arrays = _nd_inputs(values, ctx=ctx)
+    return [o.asnumpy() for o in _call_nd(case, arrays)], arrays
+
+
+def _check_compiled(case, values, cots, which, grads, ctx):
+    """The compiled graph against imperative calls on ``ctx`` (``grads``: autograd's there)."""
+    op = case.opdef
+    _, params, _, _ = bind_arguments(op, _nd_inputs(values), dict(case.attrs), ())
+    aux = set(op.aux_indices(params))
+    other = [_make_input(s, np.random.default_rng(case.seed + 777)) for s in case.inputs]
+    expected = _imperative(case, values, ctx)
+    expected_other = _imperative(case, other, ctx)
+    for static_alloc in (False, True):
+        what = f'{case}: compiled, static_alloc={static_alloc}, on {ctx}'
+        compiled = _Compiled(case, values, static_alloc, ctx)
+        arrays = compiled.inputs(values)
+        first = compiled.forward(arrays)
+        kept = _check_compiled_call(what, first, arrays, values, expected, aux)
+        if static_alloc:
+            _check_buffer_used(what, op, params, compiled, kept[0])
+        arrays = compiled.inputs(other)
+        _check_compiled_call(f'{what}, second call on other values', compiled.forward(arrays),
+                             arrays, other, expected_other, aux)
+        for k, (o, e) in enumerate(zip(first, kept)):
+            np.testing.assert_array_equal(o.asnumpy(), e, err_msg=f'{what}: output {k} of '
+                                          'the first call changed by the second')
+        use = [i for i in which if i in compiled.differentiable] if grads is not None else []
+        if use:
+            got = compiled.gradients(compiled.inputs(values), cots, use)
+            for i, g in zip(use, got):
+                _same(g, grads[which.index(i)], f'{what}: backward vs autograd, input {i}',
+                      tol=1e-10 if g.dtype == np.float64 else None)
+
+
+def _check_compiled_call(what, outs, arrays, values, expected, aux):
+    """Outputs and mutated (aux) inputs as the imperative call's; other inputs untouched."""
+    expected_outs, expected_arrays = expected
+    assert len(outs) == len(expected_outs), f'{what}: {len(outs)} outputs'
+    got = [o.asnumpy() for o in outs]
+    for k, (o, e) in enumerate(zip(got, expected_outs)):
+        _same(o, e, f'{what}: output {k} vs imperative')
+    for i, (a, v) in enumerate(zip(arrays, values)):
+        if i in aux:
+            _same(a.asnumpy(), expected_arrays[i].asnumpy(), f'{what}: aux input {i}')
+        else:
+            np.testing.assert_array_equal(a.asnumpy(), v, err_msg=f'{what}: input {i} changed')
+    return [o.copy() for o in got]
+
+
+def _check_buffer_used(what, op, params, compiled, first):
+    """With static_alloc, output 0 (read by the ``_copy``, whose body writes into buffers too)
+    is written into a planned buffer when the body can write into one: so these checks reach
+    the out= path."""
+    if not op.writes_into_buffer(params) or op.reshapes or first.dtype.kind != 'f' or \
+            not first.size:
+        return
+    line = next(line for line in compiled.op.code.splitlines() if line.endswith(f'# {op.name}'))
+    assert 'out=' in line, f'{what}: output 0 is not written into a buffer:\n{compiled.op.code}'
 
 
 def _grad_at(case, values, cots, i, create_graph=False):

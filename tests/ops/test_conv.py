@@ -11,6 +11,7 @@ import pytest
 import hybridlib as mx
 from hybridlib import autograd, nd, sym
 from hybridlib.base import AttributeParseError, DTypeError, NotSupportedError, ShapeError
+from hybridlib.ops import registry
 from harness import Case, check_case
 
 
@@ -199,6 +200,24 @@ CONV_CASES = [
 ]
 
 
+# Cases whose shapes send the engine (conv.py) down each of its paths; test_engine_paths checks
+# that they do. Each path is its own function in conv.ENGINE_PATHS.
+ENGINE_CASES = [
+    Case('Convolution', [(1, 4, 3, 3), (4, 2, 1, 1), (4,)],
+         dict(kernel=(1, 1), num_filter=4, num_group=2), ref=conv_ref, name='pointwise'),
+    Case('Convolution', [(2, 4, 4, 4), (3, 4, 3, 3), (3,)],
+         dict(kernel=(3, 3), pad=(1, 1), num_filter=3), ref=conv_ref, name='windows'),
+    Case('Convolution', [(1, 4, 5, 5), (3, 4, 3, 3)],
+         dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=3, no_bias=True),
+         ref=conv_ref, name='windows_direct'),
+    Case('Convolution', [(1, 11, 7, 8), (2, 11, 3, 3), (2,)],
+         dict(kernel=(3, 3), pad=(1, 1), num_filter=2), ref=conv_ref, name='rows'),
+    Case('Deconvolution', [(1, 2, 4, 4), (2, 3, 3, 3)],
+         dict(kernel=(3, 3), pad=(1, 1), num_filter=3), ref=deconv_ref, name='wide'),
+    Case('_backward_Convolution_weight', [(1, 8, 3, 3), (1, 8, 3, 3)],
+         dict(kernel=(3, 3), pad=(1, 1), num_filter=8), ref=wgrad_ref, name='large_weight'),
+]
+
 IM2COL_CASES = [
     Case('im2col', [(1, 2, 4, 5)], dict(kernel=(2, 3), stride=(1, 2), pad=(1, 0)),
          ref=im2col_ref),
@@ -209,12 +228,53 @@ IM2COL_CASES = [
                                        pad=(1, 0)), ref=col2im_ref),
 ]
 
-CASES = CONV_CASES + IM2COL_CASES
+CASES = CONV_CASES + ENGINE_CASES + IM2COL_CASES
 
 
 @pytest.mark.parametrize('case', CASES, ids=repr)
 def test_conv(case):
     check_case(case)
+
+
+def _engine(conv, case):
+    """(path function, its _Windows) that a channel-first Convolution, Deconvolution or
+    weight gradient case takes."""
+    (a, b), attrs = case.inputs[:2], registry.get(case.op).parse_attrs(case.attrs)
+    geo, groups = conv._geom(attrs), attrs.num_group
+    if case.op == 'Convolution':
+        run = conv._conv_engine(np, geo, groups, a, b[0])
+    elif case.op == 'Deconvolution':
+        geo, image = conv._deconv_geom(attrs, a[2:])
+        run = conv._deconv_engine(np, geo, groups, a, b[1] * groups, image)
+    else:
+        run = conv._wgrad_engine(np, geo, groups, a, b)
+    windows = [w for w in run.args if isinstance(w, conv._Windows)]
+    return getattr(run.func, '__func__', run.func), windows
+
+
+def test_engine_paths():
+    """The cases above take every path of the convolution engine (the ones their names say),
+    and gather and scatter windows both ways (wide and exact)."""
+    from hybridlib.ops import conv
+    expect = {'Convolution-2d': conv._conv_per_image,
+              'Convolution-pointwise': conv._conv_pointwise,
+              'Convolution-windows': conv._conv_windows,
+              'Convolution-windows_direct': conv._conv_windows_direct,
+              'Convolution-rows': conv._Windows.convolve_rows,
+              'Deconvolution-wide': conv._deconv_windows,
+              '_backward_Convolution_weight': conv._wgrad_by_windows,
+              '_backward_Convolution_weight-large_weight': conv._wgrad_by_gradient}
+    taken, gathers, scatters = {}, set(), set()
+    for case in CONV_CASES + ENGINE_CASES:
+        if case.op in ('Convolution', 'Deconvolution', '_backward_Convolution_weight') \
+                and not case.attrs.get('layout'):
+            path, windows = _engine(conv, case)
+            taken[repr(case)] = path
+            (scatters if case.op == 'Deconvolution' else gathers).update(
+                w.wide for w in windows)
+    for name, path in expect.items():
+        assert taken[name] is path, f'{name} takes {taken[name].__qualname__}'
+    assert gathers == scatters == {True, False}
 
 
 PATH_CASES = [  # (data, weight, attributes): stride-1 geometries all three paths can take
@@ -228,19 +288,28 @@ STRIDED_CASES = [   # and geometries the convolution by rows cannot take
 ]
 # thresholds that send every convolution down one path
 PATHS = {'per_image': dict(_THIN_DEPTH=10 ** 9),
-         'rows': dict(_THIN_DEPTH=-1, _ROWS_MIN_DEPTH=0, _ROWS_MIN_POSITIONS=0),
+         'rows': dict(_THIN_DEPTH=-1, _ROWS_MIN_DEPTH=0, _ROWS_MIN_LENGTH=0),
          'windows': dict(_THIN_DEPTH=-1, _ROWS_MIN_DEPTH=10 ** 9)}
+
+
+@pytest.fixture
+def conv_engine():
+    """conv.py, its choices of paths forgotten before and after the test."""
+    from hybridlib.ops import conv
+    conv._conv_engine.cache_clear()
+    yield conv
+    conv._conv_engine.cache_clear()
 
 
 @pytest.mark.parametrize('path, data, weight, attrs',
                          [(path,) + case for path in PATHS for case in PATH_CASES] +
                          [(path,) + case for path in ('per_image', 'windows')
                           for case in STRIDED_CASES])
-def test_convolution_paths_agree(monkeypatch, path, data, weight, attrs):
+def test_convolution_paths_agree(monkeypatch, conv_engine, path, data, weight, attrs):
     """The three forward paths (one matmul per image, by kernel rows, one matmul over all
-    windows) give the reference's numbers; the size thresholds that choose among them are
-    overridden so each geometry takes each path."""
-    from hybridlib.ops import conv
+    windows) give the reference's numbers on larger geometries; the size thresholds that
+    choose among them are overridden so each geometry takes each path."""
+    conv = conv_engine
     for name, value in PATHS[path].items():
         monkeypatch.setattr(conv, name, value)
     x, w = _fixed(data).astype(np.float32), _fixed(weight).astype(np.float32)
@@ -253,7 +322,9 @@ def test_convolution_paths_agree(monkeypatch, path, data, weight, attrs):
     if path != 'per_image':
         win = conv._windows(geo, data[0], data[1], data[2:], want.shape[2:], weight[0] // groups)
         assert win.by_rows(weight[0], groups) == (path == 'rows')
-    np.testing.assert_allclose(conv._conv(np, x, w, geo, groups), want, rtol=1e-4, atol=1e-5)
+    out = np.empty(want.shape, np.float32)
+    conv._conv_engine(np, geo, groups, data, weight[0])(x, w, out)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
 
 
 # -------------------------------------------------------------------------------------------------

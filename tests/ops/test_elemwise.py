@@ -4,6 +4,8 @@ import math
 import numpy as np
 import pytest
 
+from hybridlib import nd
+
 from harness import Case, away_from, check_case, positive, uniform
 
 S = (2, 3)
@@ -68,6 +70,10 @@ UNARY_CASES = [
     Case('relu', [away_from(S)], ref=lambda x: np.maximum(x, 0)),
     Case('sigmoid', [S], ref=lambda x: 1 / (1 + np.exp(-x))),
     Case('softsign', [away_from(S)], ref=lambda x: x / (1 + np.abs(x))),
+    # Activation's softrelu: x itself above 20
+    Case('_softrelu', [uniform(S, -3, 3)], ref=lambda x: np.log1p(np.exp(x))),
+    Case('_softrelu', [np.array([-30.0, 19.0, 21.0, 40.0])],
+         ref=lambda x: np.where(x > 20, x, np.log1p(np.exp(x))), name='large'),
     Case('erf', [S], ref=_erf),
     Case('erfinv', [uniform(S, -0.9, 0.9)], ref=lambda y: _erfinv_ref(y), f32_rtol=1e-3),
     Case('gamma', [positive(S, 0.5, 3)], ref=_gamma, second_order=False),
@@ -217,3 +223,43 @@ CASES = UNARY_CASES + BINARY_CASES + SCALAR_CASES + OTHER_CASES
 @pytest.mark.parametrize('case', CASES, ids=repr)
 def test_elemwise(case):
     check_case(case)
+
+
+def test_integer_inputs_keep_their_dtype_as_mxnet():
+    # MXNet 1.9.1: computed, then cast to the input's integer dtype
+    x = nd.array([0, 1, -1, 4, 3], dtype='int32')
+    expected = {'sigmoid': [0, 0, 0, 0, 0], 'softsign': [0, 0, 0, 0, 0],
+                'rsqrt': [-2 ** 31, 1, -2 ** 31, 0, 0], 'rcbrt': [-2 ** 31, 1, -1, 0, 0],
+                'degrees': [0, 57, -57, 229, 171], 'radians': [0, 0, 0, 0, 0],
+                'relu': [0, 1, 0, 4, 3], 'exp': [1, 2, 0, 54, 20], 'square': [0, 1, 1, 16, 9],
+                'reciprocal': [-2 ** 31, 1, -1, 0, 0], 'negative': [0, -1, 1, -4, -3]}
+    for name, values in expected.items():
+        y = getattr(nd, name)(x)
+        assert y.dtype == np.int32 and y.asnumpy().tolist() == values, name
+    u8 = nd.array([1, 2, 250], dtype='uint8')
+    assert (u8 + 300).asnumpy().tolist() == [45, 46, 38]      # 300 is 44 in uint8
+    assert (300 - u8).asnumpy().tolist() == [43, 42, 50]
+    assert (u8 / 2).asnumpy().tolist() == [0, 1, 125]
+    assert (2 / nd.array([1, 2, 4], dtype='int32')).asnumpy().tolist() == [2, 1, 0]
+
+
+def test_softrelu_float16_computes_in_float32():
+    # e^12 overflows float16; MXNet 1.9.1 gives these values
+    x = nd.array([0, 6, -6, 24, 18, 12], dtype='float16')
+    y = nd._internal._softrelu(x)
+    assert y.dtype == np.float16
+    assert y.asnumpy().tolist() == [0.693359375, 6.00390625, 0.002475738525390625, 24.0, 18.0,
+                                    12.0]
+
+
+def test_unary_bodies_write_into_out():
+    # out= reaches the body (no copy of a fresh result), also in place
+    x = nd.array([-1.0, 0.5, 2.0])
+    out = nd.zeros((3,))
+    buffer = out._data
+    assert nd.sigmoid(x, out=out) is out and out._data is buffer
+    np.testing.assert_allclose(out.asnumpy(), 1 / (1 + np.exp([1.0, -0.5, -2.0])), rtol=1e-6)
+    nd.relu(x, out=x)
+    assert x.asnumpy().tolist() == [0.0, 0.5, 2.0]
+    nd.elemwise_add(x, x, out=x)
+    assert x.asnumpy().tolist() == [0.0, 1.0, 4.0]

@@ -427,6 +427,33 @@ def test_batchnorm_dtypes():
         s.infer_type(data=np.float16, bn_gamma=np.float16)
 
 
+@pytest.mark.parametrize('train, attrs', [(True, dict(fix_gamma=False)), (False, {}),
+                                          (True, dict(use_global_stats=True, axis=-1))])
+def test_batchnorm_float16_computes_in_float32(train, attrs):
+    """float16 data with float32 parameters: statistics and arithmetic in float32, rounded to
+    float16 once, forward (moving statistics updated alike) and backward."""
+    rng = np.random.default_rng(3)
+    x16 = (rng.uniform(-1, 1, (4, 3, 5)) * 4 + 2).astype(np.float16)
+    g16 = rng.uniform(-1, 1, x16.shape).astype(np.float16)
+    c = x16.shape[attrs.get('axis', 1)]
+    params = [rng.uniform(0.5, 2, c), rng.uniform(-1, 1, c), rng.uniform(1, 3, c),
+              rng.uniform(0.5, 2, c)]
+    results = {}
+    for dt, pdt in ((np.float16, np.float32), (np.float64, np.float64)):
+        arrays = [nd.array(x16, dtype=dt)] + [nd.array(p, dtype=pdt) for p in params]
+        with autograd.train_mode() if train else autograd.predict_mode():
+            outs = nd.BatchNorm(*arrays, output_mean_var=True, momentum=0.8, **attrs)
+            grads = nd.op._backward_BatchNorm(nd.array(g16, dtype=dt), *arrays[:2],
+                                              *arrays[3:], **attrs)
+        results[dt] = [o.asnumpy() for o in list(outs) + list(grads) + arrays[3:]]
+    for k, (got, want) in enumerate(zip(*results.values())):
+        assert got.dtype == (np.float16 if k in (0, 3) else np.float32), k
+        if got.dtype == np.float16:     # one rounding of the float32 result
+            np.testing.assert_allclose(got, want, rtol=1e-3, atol=2e-3, err_msg=str(k))
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(k))
+
+
 def test_batchnorm_gradient_follows_the_mode_of_the_backward_pass():
     # predict-mode forward; a training-mode backward differentiates through the batch
     # statistics (recomputed from the data). MXNet 1.9.1 instead applies the training formula

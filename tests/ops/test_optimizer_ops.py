@@ -3,6 +3,7 @@ references of MXNet's rules, MXNet 1.9.1's numbers for a few steps (optimizer.js
 semantics, the Symbol path and errors. The multi-tensor updates are ``test_multi_tensor.py``."""
 import json
 import pathlib
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -223,6 +224,84 @@ def test_mp_lamb_phase2_updates_the_master_copy():
     np.testing.assert_allclose(w32.asnumpy(), [0.975, 2.05], rtol=1e-6)
 
 
+def _case_arrays(case, dtype):
+    """The case's inputs in ``dtype``; an ``mp_`` operator's weight and gradient in float16, its
+    other arrays in float32."""
+    op = registry.get(case.op)
+    rng = np.random.RandomState(case.seed)
+    names = op.list_inputs(op.parse_attrs(case.attrs))
+    master = 'weight32' in names
+    arrays = []
+    for name, spec in zip(names, case.inputs):
+        value = np.asarray(spec(rng) if callable(spec) else spec)
+        low = name in ('weight', 'grad') or not master
+        arrays.append(value.astype(np.float16 if master and low else
+                                   np.float32 if master else dtype))
+    if master:      # the master copy holds the weight
+        arrays[names.index('weight32')] = arrays[0].astype(np.float32)
+    return op, arrays
+
+
+def _run(op, attrs, arrays, into):
+    """``compute`` on copies of ``arrays``: without ``out`` (``into`` None), into a fresh
+    buffer ('fresh') or into the weight ('weight'). -> (output, inputs after the call)."""
+    arrays = [a.copy() for a in arrays]
+    params = op.parse_attrs(attrs)
+    if into is None:
+        out = op.compute(np, params, *arrays)
+        for a in arrays:
+            assert not np.may_share_memory(out, a), 'compute without out= returns fresh arrays'
+        return out, arrays
+    out = arrays[0] if into == 'weight' else None
+    if out is None:
+        kind = op.infer_types(params, [a.dtype for a in arrays])[1][0]
+        out = np.full(arrays[0].shape, np.nan, kind)
+    assert op.compute(np, params, *arrays, out=out) is out
+    return out.copy(), arrays
+
+
+@pytest.mark.parametrize('dtype', [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize('case', CASES, ids=repr)
+def test_out_forms_agree_bit_for_bit(case, dtype):
+    # one rule, written in place: the output and the states are the same bits whether the
+    # output is allocated, given, or the weight itself (an optimizer's out=weight)
+    op, arrays = _case_arrays(case, dtype)
+    out, after = _run(op, case.attrs, arrays, None)
+    forms = ['fresh'] + (['weight'] if out.dtype == arrays[0].dtype else [])
+    for into in forms:
+        got, got_after = _run(op, case.attrs, arrays, into)
+        assert got.dtype == out.dtype
+        np.testing.assert_array_equal(got, out, err_msg=f'out={into}')
+        for k, (a, b) in enumerate(zip(got_after[1:], after[1:]), 1):
+            np.testing.assert_array_equal(a, b, err_msg=f'input {k} with out={into}')
+
+
+@pytest.mark.parametrize('op', sorted({registry.get(c.op).name for c in CASES}))
+def test_updates_allocate_nothing_of_the_weights_size(op):
+    # the temporaries live in the workspace; numpy's own casting buffers are of a fixed size
+    case = next(c for c in CASES if registry.get(c.op).name == op)
+    opdef, arrays = _case_arrays(case, np.float32)
+    arrays = [_tiled(a) for a in arrays]         # about 512 x 512, the values of the case
+    params = opdef.parse_attrs(case.attrs)
+    out = np.empty_like(opdef.compute(np, params, *arrays))     # warms the workspace
+    if out.dtype == arrays[0].dtype:
+        out = arrays[0]             # as an optimizer calls it
+    tracemalloc.start()
+    try:
+        opdef.compute(np, params, *arrays, out=out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < out.nbytes // 8, f'{op} allocated {peak} bytes for a {out.nbytes}-byte weight'
+
+
+def _tiled(a):
+    """A 2-d array repeated to about 512 rows (and columns, unless it has one)."""
+    if a.ndim != 2:
+        return a
+    return np.tile(a, (512 // a.shape[0], 512 // a.shape[1] if a.shape[1] > 1 else 1))
+
+
 def test_signsgd_sign_of_nan_is_zero():
     out = nd.signsgd_update(nd.array([1.0, 1.0, 1.0]), nd.array([np.nan, 0.0, -3.0]), lr=0.5)
     np.testing.assert_array_equal(out.asnumpy(), [1.0, 1.0, 1.5])
@@ -320,6 +399,12 @@ def test_dtype_and_attribute_errors():
                        lr=0.1)
     with pytest.raises(DTypeError, match='mp_sgd_update'):
         nd.mp_sgd_update(nd.zeros(3, dtype='float16'), nd.zeros(3), nd.zeros(3), lr=0.1)
+    # MXNet: "This operation only support floating point types"
+    with pytest.raises(DTypeError, match='sgd_update.*floating point.*int32'):
+        nd.sgd_update(nd.zeros(3, dtype='int32'), nd.zeros(3, dtype='int32'), lr=0.1)
+    with pytest.raises(DTypeError, match='mp_sgd_mom_update.*floating point.*int32'):
+        nd.mp_sgd_mom_update(nd.zeros(3, dtype='float16'), nd.zeros(3, dtype='float16'),
+                             nd.zeros(3, dtype='int32'), nd.zeros(3, dtype='int32'), lr=0.1)
     with pytest.raises(AttributeParseError, match='required attribute.*lr'):
         nd.sgd_update(nd.zeros(3), nd.zeros(3))
     with pytest.raises(AttributeParseError, match="required attribute.*t"):

@@ -111,6 +111,9 @@ X_POOL = _fixed((1, 2, 4, 5))
 X_POOL_NHWC = _fixed((1, 4, 5, 2))
 CASES = [
     Case('Pooling', [(1, 2, 4, 5)], MAXP, ref=pool_ref, name='max_full'),
+    # windows that tile the image: the gradient's own path (pooling._spread_max_tiles)
+    Case('Pooling', [(1, 2, 4, 6)], dict(kernel=(2, 2), stride=(2, 2)), ref=pool_ref,
+         name='max_tiles'),
     Case('Pooling', [(1, 2, 5, 5)], dict(kernel=(2, 2), stride=(2, 2), pad=(1, 1),
                                          pooling_convention='full'),
          ref=pool_ref, name='max_empty_window', check_float32=False,

@@ -8,6 +8,7 @@ import pytest
 
 from hybridlib import autograd, nd, sym
 from hybridlib.base import AttributeParseError, ShapeError
+from hybridlib.cached_op import CachedOp
 
 from harness import Case, away_from, check_case, ints
 
@@ -312,6 +313,20 @@ def test_all_finite_chains_into_out():
     nd.all_finite(ok, out=out)                     # init_output=True starts again from 1
     assert out.asnumpy().tolist() == [1.0]
     assert nd.all_finite(nd.array([1, 2], dtype='float16')).dtype == np.float32
+
+
+def test_all_finite_without_init_output_in_a_static_graph():
+    # the body ANDs into what out= holds: a static_alloc graph must not give it a planned
+    # buffer, whose stale flag (an earlier call's) would be ANDed in
+    x = sym.var('x')
+    graphs = [sym.all_finite(x, init_output=False) * 2,
+              sym.multi_all_finite(x, x, num_arrays=2, init_output=False) * 2]
+    for graph in graphs:
+        op = CachedOp(graph, {'static_alloc': True, 'static_shape': True})
+        assert op(nd.array([1.0, float('inf')]))[0].asnumpy().tolist() == [0.0]
+        assert op(nd.array([1.0, 2.0]))[0].asnumpy().tolist() == [2.0]   # as imperatively
+    assert (nd.all_finite(nd.array([1.0, 2.0]), init_output=False) * 2).asnumpy().tolist() == \
+        [2.0]
 
 
 def test_legacy_shapes():
