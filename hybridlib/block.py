@@ -12,13 +12,16 @@ Traces are cached by everything that can change the graph: the nesting of the in
 a shape (``x.shape``, ``x.ndim`` and ``x.dtype`` give real values while tracing, unlike in
 MXNet). Registering a child or a parameter, ``cast``, ``hybridize``, ``register_op_hook`` and a
 load that changes a dtype clear the cache of the block *and of every block that contains it*,
-so a stale graph never runs.
+so a stale graph never runs. A block keeps at most ``MAX_TRACES`` traces, as a CachedOp keeps
+``MAX_PLANS`` plans: a shape-reading ``hybrid_forward`` fed many shapes has the least recently
+used traces dropped, with the generated source that ``linecache`` holds for their plans.
 
 An error raised while tracing names the block by its path from the traced block through the
 children's registered names (``hybridsequential0.2``, ``net0.features.3``), with the user's
 ``hybrid_forward`` line: ``while tracing block net0.body.1 (Dense): model.py:12: ...``.
 """
 import copy
+import itertools
 import os
 import re
 import threading
@@ -37,11 +40,16 @@ from .base import MXNetAssertionError, MXNetError
 from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
 from .nested import flatten_nested, regroup_nested as _regroup
+from .ops import frontend as _frontend
 from . import parameter as parameter_module
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .symbol import Symbol, infer_graph, topo_nodes
 
 __all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle', 'UsageError']
+
+# traces (with their CachedOps) kept per HybridBlock, the least recently used dropped first; the
+# marker that a signature's traces are keyed by input shapes counts as one
+MAX_TRACES = 64
 
 
 class UsageError(MXNetAssertionError, ValueError):
@@ -348,14 +356,14 @@ class Block:
 
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
                   static_shape=False, inline_limit=2, forward_bulk_size=None,
-                  backward_bulk_size=None, **kwargs):
+                  backward_bulk_size=None, check=False, **kwargs):
         """Hybridize the HybridBlocks among the descendants (see ``HybridBlock.hybridize``)."""
         _check_hybridize_args(backend, kwargs)
         for child in self._children.values():
             child.hybridize(active, clear=clear, static_alloc=static_alloc,
                             static_shape=static_shape, inline_limit=inline_limit,
                             forward_bulk_size=forward_bulk_size,
-                            backward_bulk_size=backward_bulk_size)
+                            backward_bulk_size=backward_bulk_size, check=check)
 
     def cast(self, dtype):
         """Convert parameters (and children's) to ``dtype``."""
@@ -613,10 +621,11 @@ class _Trace:
     ``feed`` says, per CachedOp input, where its array comes from: ('data', index into the
     flat arguments) or ('param', Parameter). ``signature`` is what a call of plain NDArray
     arguments must match to reuse this trace without the general lookup, and ``bound`` keeps
-    the parameters' arrays between calls while no Parameter's arrays are replaced.
+    the parameters' arrays between calls while no Parameter's arrays are replaced. ``used``
+    orders the traces by their last lookup, for dropping the least recently used.
     """
     __slots__ = ('inputs', 'output', 'out_format', 'shape_dependent', 'cached_op', 'feed',
-                 'signature', 'bound')
+                 'signature', 'bound', 'used')
 
     def __init__(self, inputs, output, out_format, shape_dependent):
         self.inputs = inputs
@@ -627,20 +636,22 @@ class _Trace:
         self.feed = None
         self.signature = None
         self.bound = None
+        self.used = 0
 
     def remember_call(self, args):
         """Let later calls with arguments like ``args`` (plain NDArrays) take ``matches``."""
         if all(type(a) is NDArray for a in args):
             shapes = tuple(a.shape for a in args) if self.shape_dependent else None
             self.signature = (tuple(a._data.dtype for a in args), args[0]._ctx,
-                              autograd.is_training(), shapes)
+                              autograd.is_training(), _frontend.input_rule, shapes)
 
     def matches(self, args):
         """Whether plain NDArray ``args`` would get this trace from the general lookup."""
         if self.signature is None:
             return False
-        dtypes, ctx, training, shapes = self.signature
-        if len(args) != len(dtypes) or autograd.is_training() != training:
+        dtypes, ctx, training, rule, shapes = self.signature
+        if len(args) != len(dtypes) or autograd.is_training() != training or \
+                _frontend.input_rule is not rule:
             return False
         for a, dtype in zip(args, dtypes):
             if type(a) is not NDArray or a._data.dtype != dtype or \
@@ -667,6 +678,47 @@ class _Trace:
             return outs[0]
         return _regroup(outs, self.out_format)[0]
 
+    def release(self):
+        """Forget the compiled plans, and their source kept in ``linecache``."""
+        if self.cached_op is not None:
+            self.cached_op.release()
+
+
+def _graph_form(graph):
+    """A graph without its generated names: per node in order, the operator, its attributes
+    and where its inputs come from (what a second trace must reproduce)."""
+    nodes = topo_nodes(graph._outputs)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    form = [(n.name if n.op is None else n.op.name, None if n.op is None else repr(n.params),
+             tuple((index[id(e[0])], e[1]) for e in n.inputs)) for n in nodes]
+    return form, [(index[id(e[0])], e[1]) for e in graph._outputs]
+
+
+# Under a signature without shapes, in place of a trace: the traces of that signature read input
+# shapes, so each is kept under (signature, input shapes).
+_SHAPE_KEYED = 'traces keyed by input shapes'
+_uses = itertools.count(1)      # ticks for _Trace.used
+# Held while a trace cache changes, and while tracing, which is not safe from several threads at
+# once (the shape-read counter, the naming scopes); a lookup that finds its trace needs no lock.
+_traces_lock = threading.RLock()
+
+
+def _cached_trace(traces, base, arrays):
+    """The trace kept for signature ``base`` (and the shapes of ``arrays`` if it reads them)."""
+    trace = traces.get(base)
+    if trace is _SHAPE_KEYED:
+        trace = traces.get((base, tuple(a.shape for a in arrays)))
+    return trace
+
+
+def _release_traces(traces):
+    """Release every trace of a trace cache that is being dropped."""
+    for value in traces.values():
+        if isinstance(value, _Trace):
+            value.release()
+        elif isinstance(value, dict):       # a subclass's cache per variant (rnn layers)
+            _release_traces(value)
+
 
 # -------------------------------------------------------------------------------------------------
 # HybridBlock
@@ -682,6 +734,7 @@ class HybridBlock(Block):
         self._traces = {}
         self._last_call = None
         self._active = False
+        self._check = False
         self._flags = {}
         self._callback = None
         self._monitor_all = False
@@ -700,23 +753,31 @@ class HybridBlock(Block):
         super().register_child(block, name)
 
     def _clear_cached_op(self):
+        with _traces_lock:
+            _release_traces(self._traces)
+            self._traces = {}
         self._cached_graph = ()
-        self._traces = {}
         self._last_call = None
         super()._clear_cached_op()
 
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
                   static_shape=False, inline_limit=2, forward_bulk_size=None,
-                  backward_bulk_size=None, **kwargs):
+                  backward_bulk_size=None, check=False, **kwargs):
         """Trace and compile on the next call (``active=False`` goes back to imperative), here
         and in every HybridBlock inside.
 
         ``static_alloc`` keeps the compiled graph's buffers across calls; ``static_shape``
         declares that input shapes do not change. ``inline_limit`` and the bulk sizes are
         accepted for compatibility. Unknown keyword arguments are an error (MXNet ignores them).
+
+        ``check`` (not in MXNet; for debugging, slow) traces ``hybrid_forward`` again on every
+        call and raises, naming the block, when it took another path than the compiled graph
+        (a Python attribute or global it branches on changed: MXNet's stale-graph trap), and
+        compares the compiled call with the graph run operator by operator, as imperatively.
         """
         _check_hybridize_args(backend, kwargs)
         self._active = active
+        self._check = check
         self._flags = {'static_alloc': static_alloc, 'static_shape': static_shape}
         if clear:
             self._clear_cached_op()
@@ -727,7 +788,7 @@ class HybridBlock(Block):
         super().hybridize(active, clear=clear, static_alloc=static_alloc,
                           static_shape=static_shape, inline_limit=inline_limit,
                           forward_bulk_size=forward_bulk_size,
-                          backward_bulk_size=backward_bulk_size)
+                          backward_bulk_size=backward_bulk_size, check=check)
 
     def optimize_for(self, x, *args, backend=None, **kwargs):
         """MXNet's partitioning for a subgraph backend, which hybridlib does not have."""
@@ -781,20 +842,44 @@ class HybridBlock(Block):
             return self.hybrid_forward(sym_module, *grouped, **params)
 
     def _get_trace(self, flat, fmt):
-        """The trace for these inputs: cached by everything that can change the graph."""
+        """The trace for these inputs: cached by everything that can change the graph, and
+        by the input shapes when tracing read them; the least recently used beyond
+        ``MAX_TRACES`` are dropped."""
         arrays = [a for a in flat if a is not None]
+        # (the input rule is AMP's casting, which amp.init() may install after hybridizing)
         base = (_freeze(fmt), tuple(a is None for a in flat),
                 tuple(a._data.dtype for a in arrays), arrays[0].context,
-                autograd.is_training())
-        trace = self._traces.get(base)
-        if trace is not None and trace.shape_dependent:
-            trace = self._traces.get((base, tuple(a.shape for a in arrays)))
+                autograd.is_training(), _frontend.input_rule)
+        trace = _cached_trace(self._traces, base, arrays)
         if trace is None:
-            trace = self._trace(flat, fmt)
-            key = (base, tuple(a.shape for a in arrays)) if trace.shape_dependent else base
-            self._traces.setdefault(base, trace)
-            self._traces[key] = trace
+            with _traces_lock:
+                trace = _cached_trace(self._traces, base, arrays)   # (traced by another thread)
+                if trace is None:
+                    trace = self._trace(flat, fmt)
+                    self._keep_trace(self._traces, base, arrays, trace)
+        trace.used = next(_uses)
         return trace
+
+    def _keep_trace(self, traces, base, arrays, trace):
+        """Add a new trace to ``traces``; beyond ``MAX_TRACES`` entries, drop the least recently
+        used traces, but not the last call's, which forward's hot path runs without a lookup."""
+        if trace.shape_dependent:
+            traces[base] = _SHAPE_KEYED
+            traces[(base, tuple(a.shape for a in arrays))] = trace
+        else:
+            traces[base] = trace
+        while len(traces) > MAX_TRACES:
+            old = [(v.used, k) for k, v in traces.items()
+                   if isinstance(v, _Trace) and v is not trace and v is not self._last_call]
+            if not old:
+                return
+            key = min(old, key=lambda item: item[0])[1]
+            dropped = traces.pop(key)
+            dropped.release()
+            if dropped.shape_dependent and traces.get(key[0]) is _SHAPE_KEYED and not any(
+                    isinstance(v, _Trace) and v.shape_dependent and k[0] == key[0]
+                    for k, v in traces.items()):
+                del traces[key[0]]      # the last trace of its signature: the marker goes too
 
     def _graph_params(self, trace):
         """The parameters (of this block and those inside) that the traced graph reads."""
@@ -897,10 +982,39 @@ class HybridBlock(Block):
             self._build_cached_op(trace)
         # plain attributes: Block.__setattr__ registers children and is too slow per call
         object.__setattr__(self, '_cached_graph', (trace.inputs, trace.output))
+        if self._check:     # every call takes this path, so that every call is checked
+            return self._checked_call(trace, flat, fmt, arrays)
         object.__setattr__(self, '_last_call', trace)
         if trace.signature is None:
             trace.remember_call(args)
         return trace.run(arrays, arrays[0].context)
+
+    def _checked_call(self, trace, flat, fmt, arrays):
+        """``hybridize(check=True)``: the compiled call, after the graph traced again now has
+        been compared with the compiled one, and checked against the graph run operator by
+        operator (in predict mode, without random operators)."""
+        with _traces_lock:
+            fresh = self._trace(flat, fmt)
+        if _graph_form(fresh.output) != _graph_form(trace.output):
+            raise MXNetError(
+                f'hybridize(check=True): {self.name} ({type(self).__name__}).hybrid_forward took '
+                'another path than when it was traced: a Python attribute or global it branches '
+                'on has changed since. The compiled graph would give the old path\'s result; '
+                'call hybridize() again to trace anew.')
+        ctx = arrays[0].context
+        inputs = trace.arrays(arrays, ctx)
+        outs = trace.cached_op.run(inputs, ctx)
+        random = any(n.op is not None and n.op.random for n in topo_nodes(trace.output._outputs))
+        if not autograd.is_training() and not random:
+            with autograd.pause():
+                expected = trace.cached_op.interpret(*inputs)
+            for i, (got, want) in enumerate(zip(outs, expected)):
+                if not np.allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6,
+                                   equal_nan=True):
+                    raise MXNetError(f'hybridize(check=True): output {i} of {self.name} differs '
+                                     'between the compiled graph and the graph run operator by '
+                                     'operator (a hybridlib bug: please report it)')
+        return outs[0] if trace.out_format == 0 else _regroup(outs, trace.out_format)[0]
 
     def _build_cached_op(self, trace):
         params = self._graph_params(trace)
@@ -1057,7 +1171,9 @@ class SymbolBlock(HybridBlock):
                 f'{len(graph.list_outputs())}\n)')
 
     def _clear_cached_op(self):
-        self._traces = {}
+        with _traces_lock:
+            _release_traces(self._traces)
+            self._traces = {}
         self._last_call = None
         Block._clear_cached_op(self)
 

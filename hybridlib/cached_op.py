@@ -20,11 +20,15 @@ Under ``autograd.record()`` a call is one tape entry whose gradient runs the gen
 backward, so the per-call Python work is the generated lines plus a constant.
 """
 import builtins
+import contextlib
 import functools
 import itertools
 import keyword
 import linecache
 import re
+import threading
+import unicodedata
+import weakref
 
 from . import autograd
 from .base import MXNetError, NotSupportedError
@@ -43,13 +47,16 @@ _counter = itertools.count()
 
 
 class _Namespace:
-    """Unique, legal Python names derived from graph names."""
+    """Unique, legal Python names derived from graph names: ASCII only, because Python
+    normalises identifiers (NFKC) when it compiles, so that ``fi`` and ``\ufb01`` (the fi
+    ligature) would be one variable, and ``\uff58\uff50`` (fullwidth) the array module ``xp``.
+    A name is normalised first, so it stays readable, then every other character becomes _."""
 
     def __init__(self, reserved=()):
         self._used = set(keyword.kwlist) | set(dir(builtins)) | set(reserved)
 
     def name(self, base):
-        name = re.sub(r'\W', '_', base) or 'v'
+        name = re.sub(r'[^0-9A-Za-z_]', '_', unicodedata.normalize('NFKC', base)) or 'v'
         if name[0].isdigit():
             name = '_' + name
         candidate, n = name, 1
@@ -175,15 +182,15 @@ def _entry_name(entry):
     return f'{node.name}_{names[index]}' if index < len(names) else f'{node.name}_out{index}'
 
 
-def _compile(sources, globals_, tag):
-    """Compile ``sources`` into functions; the text is registered for tracebacks."""
-    text = '\n\n'.join(sources)
+def _compile(source, globals_, name, tag):
+    """The function ``name`` compiled from ``source`` in a namespace of its own; the text is
+    registered for tracebacks under the returned file name."""
     filename = f'<hybridlib-cached-op-{next(_counter)}-{tag}>'
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    code = compile(text, filename, 'exec')
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    code = compile(source, filename, 'exec')
     namespace = dict(globals_)
     exec(code, namespace)      # noqa: S102 - our own generated source, shown by .code
-    return namespace, text, filename
+    return namespace[name], filename
 
 
 class Plan:
@@ -200,13 +207,16 @@ class Plan:
         self.shapes = infer_graph(nodes, 'shape', given_shapes)
         self.dtypes = infer_graph(nodes, 'dtype', given_dtypes)
         op_nodes = [n for n in nodes if n.op is not None]
-        namer = _Namespace(reserved=('xp', '_hook'))
         fwd_args = [(n, 0) for n in input_nodes]
         self.n_outputs = len(outputs)
         self.saved = []
         self._backward = {}
-        sources = []
-        globals_ = {'xp': ctx.array_module}
+        self.filenames = []
+        weakref.finalize(self, _forget, self.filenames)     # the sources go with the plan
+        # static buffers are shared by the calls of a plan: one at a time (threads)
+        self.lock = threading.RLock() if static_alloc else None
+        self.on_gpu = ctx.device_type == 'gpu'
+        tag = 'train' if any(grad_mask) else 'infer'
         wrt = [n for n, need in zip(input_nodes, grad_mask) if need]
         if wrt:
             grads, heads = gradient_graph(graph, [n.name for n in wrt], is_train=is_train,
@@ -231,33 +241,52 @@ class Plan:
                                     grad_entries, infer_graph(all_nodes, 'shape', given_shapes),
                                     infer_graph(all_nodes, 'dtype', given_dtypes),
                                     static_alloc)
-            # the backward of the forward's own mode; the other one is compiled when asked for
-            src, g = _generate('backward', *self._backward_graph[:5], is_train, namer,
-                               ctx.array_module, static_alloc=static_alloc)
-            sources.append(src)
-            globals_.update(g)
             self.grad_mask = list(grad_mask)
         src, g = _generate('forward', fwd_args, op_nodes, outputs + self.saved, self.shapes,
-                           self.dtypes, is_train, namer, ctx.array_module, hooks, static_alloc)
-        sources.insert(0, src)
-        globals_.update(g)
-        namespace, self.code, self.filename = _compile(sources, globals_,
-                                                       'train' if wrt else 'infer')
-        self.forward = namespace['forward']
-        self._backward = {is_train: namespace.get('backward')}
+                           self.dtypes, is_train, _Namespace(reserved=('xp', '_hook')),
+                           ctx.array_module, hooks, static_alloc)
+        self.forward = self._compile(src, g, 'forward', tag)
+        self.code = src
+        if wrt:     # the backward of the forward's own mode; the other one when asked for
+            self.code += '\n\n' + self._compile_backward(is_train, tag)
+
+    def _compile(self, source, globals_, name, tag):
+        fn, filename = _compile(source, dict(globals_, xp=self.ctx.array_module), name, tag)
+        self.filenames.append(filename)
+        return fn
+
+    def _compile_backward(self, mode, tag):
+        args, nodes, grads, shapes, dtypes, static_alloc = self._backward_graph
+        src, g = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
+                           _Namespace(reserved=('xp', '_hook')), self.ctx.array_module,
+                           static_alloc=static_alloc)
+        self._backward[mode] = self._compile(src, g, 'backward', tag)
+        return src
 
     def backward(self, mode):
         """The backward function for ``autograd.backward(train_mode=mode)``."""
         fn = self._backward.get(mode)
         if fn is None:
-            args, nodes, grads, shapes, dtypes, static_alloc = self._backward_graph
-            src, g = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
-                               _Namespace(reserved=('xp', '_hook')), self.ctx.array_module,
-                               static_alloc=static_alloc)
-            namespace, _, _ = _compile([src], dict(g, xp=self.ctx.array_module),
-                                       'train' if mode else 'infer')
-            fn = self._backward[mode] = namespace['backward']
+            self._compile_backward(mode, 'train' if mode else 'infer')
+            fn = self._backward[mode]
         return fn
+
+    def call(self, fn, args):
+        """``fn(*args)`` (the forward or a backward) holding the plan's lock when it has
+        static buffers, with cupy's current device that of the plan's context."""
+        if self.lock is None and not self.on_gpu:
+            return fn(*args)
+        with self.lock or contextlib.nullcontext(), self.ctx.device_scope():
+            return fn(*args)
+
+    def release(self):
+        """Forget the generated source kept for tracebacks."""
+        _forget(self.filenames)
+
+
+def _forget(filenames):
+    for filename in filenames:
+        linecache.cache.pop(filename, None)
 
 
 class CachedOp:
@@ -282,42 +311,49 @@ class CachedOp:
         aux = {id(e[0]) for n in nodes for e in n.aux_inputs()}
         self._differentiable = [id(n) not in aux for n in self._input_nodes]
         self._plans = {}
-        self._last_key = None
-        self._last_plan = None
+        self._last = (None, None)       # (key, plan), one tuple: read whole by any thread
+        self._plans_lock = threading.Lock()
         self._hook = None
 
     @property
     def code(self):
         """The generated source of the most recent plan (forward, and backward if recorded)."""
-        if self._last_plan is None:
-            return None
-        return self._last_plan.code
+        plan = self._last[1]
+        return None if plan is None else plan.code
 
     def register_op_hook(self, callback, monitor_all=False):
         """Call ``callback(node_name, op_name, array)`` on each operator output."""
         self._hook = callback
         self._hook_mode = 'all' if monitor_all else 'outputs'
-        self._plans.clear()
-        self._last_key = self._last_plan = None
+        self.release()
+
+    def release(self):
+        """Forget every plan (and its source kept for tracebacks)."""
+        with self._plans_lock:
+            for plan in self._plans.values():
+                plan.release()
+            self._plans.clear()
+            self._last = (None, None)
 
     def _plan(self, datas, ctx, is_train, grad_mask):
-        key = (tuple([d.shape for d in datas]), tuple([d.dtype for d in datas]), is_train,
+        key = (tuple([d.shape for d in datas]), tuple([d.dtype for d in datas]), ctx, is_train,
                grad_mask)
-        if key == self._last_key:
-            return self._last_plan
-        plan = self._plans.pop(key, None)
-        if plan is not None:
-            self._plans[key] = plan             # most recently used last
-        else:
-            if len(self._plans) >= MAX_PLANS:   # many input shapes: forget the oldest plan
-                old = self._plans.pop(next(iter(self._plans)))
-                linecache.cache.pop(old.filename, None)
-            plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx,
-                        is_train, grad_mask, self._hook and self._hook_mode,
-                        self.flags.get('static_alloc', False))
-            self._plans[key] = plan
-        self._last_key = key
-        self._last_plan = plan
+        last_key, last_plan = self._last
+        if key == last_key:
+            return last_plan
+        with self._plans_lock:
+            plan = self._plans.pop(key, None)
+            if plan is not None:
+                self._plans[key] = plan             # most recently used last
+            else:
+                if len(self._plans) >= MAX_PLANS:   # many input shapes: forget the oldest
+                    self._plans.pop(next(iter(self._plans))).release()
+                with ctx.device_scope():            # its static buffers live on ctx's device
+                    plan = Plan(self._symbol, self._input_nodes, key[0], key[1], ctx,
+                                is_train, grad_mask, self._hook and self._hook_mode,
+                                self.flags.get('static_alloc', False))
+                self._plans[key] = plan
+            self._last = (key, plan)
         return plan
 
     def __call__(self, *arrays):
@@ -342,11 +378,11 @@ class CachedOp:
         datas = [a._data for a in arrays]
         plan = self._plan(datas, ctx, is_train, grad_mask)
         if self._hook is None:
-            results = plan.forward(*datas)
+            results = plan.call(plan.forward, datas)
         else:
             plan.forward.__globals__['_hook'] = self._hook_ndarray(ctx)
             with autograd.pause(is_train):      # what the callback does is not recorded
-                results = plan.forward(*datas)
+                results = plan.call(plan.forward, datas)
         outs = [NDArray(r, ctx) for r in results[:plan.n_outputs]]
         if grad_mask:
             saved = [NDArray(r, ctx) for r in results[plan.n_outputs:]]
@@ -420,7 +456,7 @@ class _BackwardOp(OpDef):
         saved = [o._data for o in outputs[plan.n_outputs:]]
         mode = autograd.is_training()          # the mode of autograd.backward(train_mode=...)
         with autograd.pause(mode):
-            grads = plan.backward(mode)(*[x._data for x in inputs], *saved, *heads)
+            grads = plan.call(plan.backward(mode), [x._data for x in inputs] + saved + heads)
         result = []
         it = iter(grads)
         for need in plan.grad_mask:

@@ -4,6 +4,7 @@ Compute code never imports numpy or cupy to do arithmetic; it receives the array
 context (``ctx.array_module``) so that one body serves both (see ``hybridlib/ops``). cupy is
 imported only when a gpu context is first used for data.
 """
+import contextlib
 import threading
 
 import numpy as np
@@ -49,6 +50,13 @@ class Context:
             return _cupy_for(self)
         return np
 
+    def device_scope(self):
+        """A ``with`` block in which cupy allocates and runs on this context's device (a no-op
+        on cpu)."""
+        if self.device_type == 'gpu':
+            return _cupy_for(self).cuda.Device(self.device_id)
+        return contextlib.nullcontext()
+
     def empty_cache(self):
         """Release cached device memory (cupy's memory pool); a no-op on cpu."""
         if self.device_type == 'gpu':
@@ -67,12 +75,15 @@ class Context:
     __str__ = __repr__
 
     def __enter__(self):
-        self._old_ctx.append(current_context())
+        scope = self.device_scope()
+        scope.__enter__()
+        self._old_ctx.append((current_context(), scope))
         Context._local.value = self
         return self
 
     def __exit__(self, *exc):
-        Context._local.value = self._old_ctx.pop()
+        Context._local.value, scope = self._old_ctx.pop()
+        scope.__exit__(*exc)
 
 
 def cpu(device_id=0):

@@ -389,12 +389,15 @@ def invoke_all(op, inputs, params, is_train=None):
     datas = [x._data for x in inputs]
     op.infer_shapes(params, [d.shape for d in datas])
     op.infer_types(params, [d.dtype for d in datas])
+    train = {}
     if op.train_aware:
-        if is_train is None:
-            is_train = autograd.is_training()
-        result = op.compute(ctx.array_module, params, *datas, is_train=is_train)
+        train['is_train'] = autograd.is_training() if is_train is None else is_train
+        is_train = train['is_train']
+    if ctx.device_type == 'gpu':        # cupy allocates and runs on ctx's device
+        with ctx.device_scope():
+            result = op.compute(ctx.array_module, params, *datas, **train)
     else:
-        result = op.compute(ctx.array_module, params, *datas)
+        result = op.compute(ctx.array_module, params, *datas, **train)
     if not isinstance(result, tuple):
         result = (result,)
     outs = [NDArray(r, ctx) for r in result]
@@ -454,7 +457,8 @@ def _invoke_into(op, inputs, params, out):
         return None     # a body may write out before it has read that input
     out._check_writable('out=')
     train = {'is_train': autograd.is_training()} if op.train_aware else {}
-    op.compute(xp, params, *datas, out=out._data, **train)
+    with ctx.device_scope():
+        op.compute(xp, params, *datas, out=out._data, **train)
     return out
 
 

@@ -8,6 +8,7 @@ import contextlib
 import copy
 import filecmp
 import io
+import linecache
 import os
 import pickle
 import sys
@@ -18,6 +19,7 @@ import pytest
 
 import hybridlib as mx
 from hybridlib import autograd, gluon, nd, sym
+from hybridlib import block as block_module
 from hybridlib.block import HookHandle, UsageError
 from hybridlib.gluon import nn
 
@@ -886,6 +888,70 @@ def test_shape_reading_trace_is_redone_per_shape_but_others_are_not():
     assert block.traces == 2
 
 
+class Folds(gluon.HybridBlock):
+    """Scales its rows, then folds them into one by the input's shape: a trace per shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.traces = 0
+        with self.name_scope():
+            self.scale = self.params.get('scale', shape=(1, 4), init=mx.init.Uniform())
+
+    def hybrid_forward(self, F, x, scale):
+        if F is sym:
+            self.traces += 1
+        return F.broadcast_mul(x, scale).reshape((1, x.shape[0] * x.shape[1])) + 1
+
+
+def generated_sources():
+    """The compiled graphs' source kept in linecache (for tracebacks)."""
+    return {f for f in linecache.cache if f.startswith('<hybridlib-cached-op-')}
+
+
+def test_shape_reading_traces_are_bounded_least_recently_used_dropped():
+    bound = block_module.MAX_TRACES
+    net = Folds()
+    net.initialize()
+    net.hybridize()
+    before = generated_sources()
+    net(data(1, 4))
+    first = net.cached_op
+    kept = {}
+    for rows in range(1, 501):
+        x = data(rows, 4, offset=rows)
+        out = net(x)
+        expected = net.hybrid_forward(nd, x, scale=net.scale.data())     # imperative
+        assert out.shape == (1, rows * 4)
+        assert np.array_equal(out.asnumpy(), expected.asnumpy()), rows
+        kept[rows] = (len(net._traces), len(generated_sources() - before))
+        assert max(kept[rows]) <= bound
+    assert net.traces == 500
+    assert kept[500] == kept[2 * bound]             # full since then, and not growing
+    assert first.code is None                       # the first trace's plans were released
+    for rows in range(500 - bound // 2, 501):       # recent shapes: served by their traces
+        net(data(rows, 4))
+    assert net.traces == 500
+    net(data(1, 4))                                 # dropped long ago: traced again
+    assert net.traces == 501
+    net.hybridize()                                 # clearing releases every trace
+    assert not net._traces and not generated_sources() - before
+
+
+def test_the_trace_dropped_is_the_least_recently_used(monkeypatch):
+    monkeypatch.setattr(block_module, 'MAX_TRACES', 4)  # the shapes' marker and 3 traces
+    net = Folds()
+    net.initialize()
+    net.hybridize()
+    for rows in (1, 2, 3, 1, 4):                        # 1 used again: 2 is the oldest
+        net(data(rows, 4))
+    assert net.traces == 4
+    net(data(1, 4))
+    net(data(3, 4))
+    assert net.traces == 4
+    net(data(2, 4))
+    assert net.traces == 5 and len(net._traces) == 4
+
+
 class Broken(gluon.HybridBlock):
     def hybrid_forward(self, F, x):
         return F.reshape(x, shape=(7, 7))           # the line the error points at
@@ -1036,3 +1102,46 @@ def test_usage_errors_are_caught_as_mxnet_code_catches_them():
     for kind in (AssertionError, ValueError, mx.MXNetError):
         with pytest.raises(kind):
             raise UsageError('wrong use')
+
+
+class _Branches(mx.gluon.HybridBlock):
+    """A block whose hybrid_forward branches on a Python attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.use_relu = True
+
+    def hybrid_forward(self, F, x):
+        return F.relu(x) if self.use_relu else F.tanh(x)
+
+
+def test_hybridize_check_catches_a_stale_graph():
+    x = mx.nd.array([[-1.0, 0.5]])
+    net = _Branches()
+    net.hybridize()
+    net(x)
+    net.use_relu = False
+    np.testing.assert_allclose(net(x).asnumpy(), [[0.0, 0.5]])    # the trap: relu's values
+    net = _Branches()
+    net.hybridize(check=True, static_alloc=True)
+    np.testing.assert_allclose(net(x).asnumpy(), [[0.0, 0.5]])
+    np.testing.assert_allclose(net(x).asnumpy(), [[0.0, 0.5]])    # checked again: same path
+    net.use_relu = False
+    with pytest.raises(mx.MXNetError, match=r'_branches\d+ \(_Branches\).hybrid_forward took '
+                                            'another path'):
+        net(x)
+    net.hybridize(check=True)                                   # traced anew
+    np.testing.assert_allclose(net(x).asnumpy(), np.tanh([[-1.0, 0.5]]), rtol=1e-6)
+
+
+def test_hybridize_check_compares_the_compiled_call(monkeypatch):
+    net = mx.gluon.nn.Dense(3, in_units=2)
+    net.initialize()
+    net.hybridize(check=True, static_alloc=True)
+    x = mx.nd.array([[1.0, 2.0]])
+    net(x)
+    from hybridlib.cached_op import Plan
+    real = Plan.call
+    monkeypatch.setattr(Plan, 'call', lambda self, fn, args: [r * 2 for r in real(self, fn, args)])
+    with pytest.raises(mx.MXNetError, match='output 0 of dense.* differs'):
+        net(x)

@@ -249,12 +249,16 @@ def test_plans_per_input_signature_are_bounded(monkeypatch):
     monkeypatch.setattr(cached_op, 'MAX_PLANS', 3)
     x = sym.var('x')
     op = CachedOp(sym.tanh(x) * 2)
+    before = set(linecache.cache)
     for n in range(1, 8):
         out = op(nd.ones((n,)))[0]
         np.testing.assert_allclose(out.asnumpy(), np.tanh(np.ones(n)) * 2, rtol=1e-6)
     assert len(op._plans) == 3
-    kept = {p.filename for p in op._plans.values()}
+    kept = {f for p in op._plans.values() for f in p.filenames}
     assert all(f in linecache.cache for f in kept)
+    assert set(linecache.cache) - before == kept    # the forgotten plans' sources went too
+    del op
+    assert set(linecache.cache) - before == set()   # and all of them with the CachedOp
 
 
 def test_float64_graphs_run_specialised_bodies():
@@ -263,5 +267,66 @@ def test_float64_graphs_run_specialised_bodies():
     s = sym.FullyConnected(sym.var('x'), num_hidden=2, no_bias=True, name='fc')
     op = CachedOp(s)
     op(nd.ones((1, 3), dtype='float64'), nd.ones((2, 3), dtype='float64'))
-    body = op._last_plan.forward.__globals__['FullyConnected']
+    body = op._last[1].forward.__globals__['FullyConnected']
     assert not isinstance(body, functools.partial), op.code
+
+
+@pytest.mark.parametrize('names', [('fi', '\ufb01'), ('xp', '\uff58\uff50'), ('half', 'a\u00bd')])
+def test_node_names_python_would_merge_stay_apart(names):
+    # Python normalises identifiers (NFKC): the fi ligature is fi, fullwidth xp the array
+    # module, and the 1/2 sign is no identifier at all
+    x = sym.var('x')
+    first, second = sym.tanh(x, name=names[0]), sym.relu(x, name=names[1])
+    graph = sym.Group([first * 1.0, second * 3.0])
+    value = nd.array([[-1.0, 0.5, 2.0]])
+    for flags in ({}, {'static_alloc': True}):
+        op = CachedOp(graph, flags)
+        got = [o.asnumpy() for o in op(value)]
+        np.testing.assert_allclose(got[0], np.tanh(value.asnumpy()), rtol=1e-6)
+        np.testing.assert_allclose(got[1], np.maximum(value.asnumpy(), 0) * 3, rtol=1e-6)
+        assert op.code.isascii()
+
+
+def test_blocks_named_fi_and_the_fi_ligature():
+    class Two(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__(prefix='two_')
+            with self.name_scope():
+                self.a = mx.gluon.nn.Activation('tanh', prefix='fi_')
+                self.b = mx.gluon.nn.Activation('relu', prefix='\ufb01_')
+
+        def hybrid_forward(self, F, x):
+            return self.a(x) - self.b(x)
+
+    net = Two()
+    x = nd.array([[-1.0, 0.5, 2.0]])
+    expected = net(x).asnumpy()
+    net.hybridize(static_alloc=True)
+    np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(net(x).asnumpy(), np.tanh(x.asnumpy()) - np.maximum(x.asnumpy(), 0),
+                               rtol=1e-6)
+
+
+def test_static_alloc_is_safe_from_several_threads():
+    import threading
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(16, activation='relu'), mx.gluon.nn.Dense(16, activation='tanh'),
+            mx.gluon.nn.Dense(4))
+    net.initialize(mx.init.Xavier())
+    inputs = [nd.array(np.random.default_rng(i).normal(size=(2, 8))) for i in range(4)]
+    expected = [net(x).asnumpy() for x in inputs]
+    net.hybridize(static_alloc=True, static_shape=True)
+    wrong = []
+
+    def work(i):
+        for _ in range(300):
+            out = net(inputs[i]).asnumpy()
+            if not np.array_equal(out, expected[i]):
+                wrong.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, f'{len(wrong)} of 1200 calls gave other numbers'

@@ -499,3 +499,15 @@ def test_float16_network_trains_with_multi_precision():
         results.append((out.asnumpy(), loss.asnumpy(), after))
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-2, atol=1e-3)
+
+
+def test_amp_init_after_hybridize_retraces(amp_off):
+    net = mx.gluon.nn.Dense(3, in_units=4)
+    net.initialize()
+    net.hybridize(static_alloc=True)
+    x = nd.ones((2, 4))
+    assert net(x).dtype == F32
+    amp_off.init()
+    assert net(x).dtype == F16                      # the new graph casts, as imperatively
+    net.hybridize(False)
+    assert net(x).dtype == F16

@@ -68,8 +68,8 @@ _loss_scaler = None
 
 def init(target_dtype='float16', target_precision_ops=None, conditional_fp32_ops=None,
          fp32_ops=None):
-    """Turn on automatic mixed precision; call it before creating the model (a block traced
-    before keeps its graph). A second call does nothing.
+    """Turn on automatic mixed precision. A hybridized block traced before traces again on its
+    next call, with the casts (MXNet kept the old graph). A second call does nothing.
 
     Parameters
     ----------
