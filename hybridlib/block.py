@@ -21,11 +21,8 @@ children's registered names (``hybridsequential0.2``, ``net0.features.3``), with
 ``hybrid_forward`` line: ``while tracing block net0.body.1 (Dense): model.py:12: ...``.
 """
 import copy
-import itertools
 import os
 import re
-import threading
-import traceback
 import warnings
 import weakref
 from collections import OrderedDict
@@ -35,147 +32,19 @@ import numpy as np
 from . import autograd, initializer
 from . import ndarray as nd_module
 from . import symbol as sym_module
-from . import name as _name
-from .base import MXNetAssertionError, MXNetError
+from .base import MXNetError
+from .block_scope import HookHandle, UsageError, _BlockScope, _brief, _indent, _op_hook
 from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
-from .nested import flatten_nested, regroup_nested as _regroup
-from .ops import frontend as _frontend
-from . import parameter as parameter_module
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .summary import _summary_table
 from .symbol import Symbol, infer_graph, topo_nodes
+from . import tracing
+from .ops import frontend as _frontend
+from .tracing import (_SHAPE_KEYED, _Trace, _Traced, _cached_trace, _flatten, _freeze,
+                      _graph_form, _regroup, _release_traces, _traces_lock, _uses)
 
 __all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle', 'UsageError']
-
-# traces (with their CachedOps) kept per HybridBlock, the least recently used dropped first; the
-# marker that a signature's traces are keyed by input shapes counts as one
-MAX_TRACES = 64
-
-
-class UsageError(MXNetAssertionError, ValueError):
-    """A wrong use of a Block or layer (also a ``ValueError``). MXNet 1.9.1 checks these with
-    ``assert``, so ``except AssertionError`` written for MXNet keeps working."""
-
-
-# -------------------------------------------------------------------------------------------------
-# Naming scopes
-# -------------------------------------------------------------------------------------------------
-
-class _BlockScope:
-    """The naming scope of a block: children created inside get ``<block prefix><hint><n>_``."""
-    _current = threading.local()
-
-    def __init__(self, block):
-        self._block = block
-        self._counter = {}
-        self._old_scope = None
-        self._name_scope = None
-
-    @staticmethod
-    def create(prefix, params, hint):
-        """(prefix, ParameterDict) of a new block, from the enclosing scope."""
-        current = getattr(_BlockScope._current, 'value', None)
-        if current is None:
-            if prefix is None:
-                prefix = _name.current().get(None, hint) + '_'
-            params = ParameterDict(prefix) if params is None else \
-                ParameterDict(params.prefix, params)
-            return prefix, params
-        if prefix is None:
-            count = current._counter.get(hint, 0)
-            prefix = f'{hint}{count}_'
-            current._counter[hint] = count + 1
-        if params is None:
-            parent = current._block.params
-            params = ParameterDict(parent.prefix + prefix, parent._shared)
-        else:
-            params = ParameterDict(params.prefix, params)
-        return current._block.prefix + prefix, params
-
-    def __enter__(self):
-        if self._block._empty_prefix:
-            return self
-        self._old_scope = getattr(_BlockScope._current, 'value', None)
-        _BlockScope._current.value = self
-        self._name_scope = _name.Prefix(self._block.prefix)
-        self._name_scope.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._block._empty_prefix:
-            return
-        self._name_scope.__exit__(*exc)
-        self._name_scope = None
-        _BlockScope._current.value = self._old_scope
-
-
-# -------------------------------------------------------------------------------------------------
-# Nested inputs and outputs
-# -------------------------------------------------------------------------------------------------
-
-def _flatten(args, inout_str):
-    """(flat list of NDArrays/Symbols/None, format to rebuild the nesting), as MXNet's."""
-    return flatten_nested(args, lambda bad: ValueError(
-        f'When hybridized, the {inout_str} of HybridBlock must be (nested) list of Symbol or '
-        f'NDArray, but got {bad} of type {type(bad)}'), allow_none=True)
-
-
-def _freeze(fmt):
-    return tuple(_freeze(f) for f in fmt) if isinstance(fmt, list) else fmt
-
-
-def _indent(text, n):
-    lines = text.split('\n')
-    return '\n'.join([lines[0]] + [' ' * n + line for line in lines[1:]])
-
-
-def _brief(names, limit=7):
-    """MXNet's short listing of names: the first 3 and last 4 of a long list, quoted."""
-    names = list(names)
-    if len(names) > limit:
-        return _brief(names[:limit // 2], limit) + ', ..., ' + _brief(names[-limit // 2:], limit)
-    return ', '.join(f"'{n}'" for n in names)
-
-
-class HookHandle:
-    """Detaches a forward hook or pre-hook from its block (also as a context manager)."""
-
-    def __init__(self):
-        self._hooks_dict_ref = None
-        self._id = None
-
-    def attach(self, hooks_dict, hook):
-        if self._hooks_dict_ref is not None:
-            raise UsageError('The same handle cannot be attached twice.')
-        self._id = id(hook)
-        hooks_dict[self._id] = hook
-        self._hooks_dict_ref = weakref.ref(hooks_dict)
-
-    def detach(self):
-        hooks = self._hooks_dict_ref() if self._hooks_dict_ref else None
-        if hooks is not None and self._id in hooks:
-            del hooks[self._id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.detach()
-
-
-class _HookName(str):
-    """An operator-hook name: a ``str`` that also has ``decode()``, because MXNet passes bytes
-    and callbacks written for it decode them."""
-
-    def decode(self, encoding='utf-8', errors='strict'):
-        return str(self)
-
-
-def _op_hook(callback):
-    """``callback`` as CachedOp calls it, with names that work as MXNet's bytes and as str."""
-    def call(name, op_name, array):
-        callback(_HookName(name), _HookName(op_name), array)
-    return call
 
 
 # -------------------------------------------------------------------------------------------------
@@ -487,239 +356,6 @@ def _check_hybridize_args(backend, kwargs):
         raise MXNetError(f'hybridize(backend={backend!r}): subgraph backends are not supported')
 
 
-def _shapes(values):
-    """The shapes of nested values, lists for lists and tuples (as MXNet's summary)."""
-    if isinstance(values, (list, tuple)):
-        return [_shapes(v) for v in values]
-    return values.shape if isinstance(values, NDArray) else values
-
-
-def _has_symbol(values):
-    if isinstance(values, (list, tuple)):
-        return any(_has_symbol(v) for v in values)
-    return isinstance(values, Symbol)
-
-
-def _shape_str(values):
-    shapes = _shapes(values)
-    return str(shapes)[1:-1] if isinstance(shapes, list) else str(shapes)
-
-
-def _summary_table(block, inputs):
-    """The text of ``Block.summary``: one row per layer called, then parameter counts."""
-    from .nn import Sequential, HybridSequential
-    rows = [('Input', _shape_str(inputs), 0, 0, 0)]
-    seen = set()
-    hooks = []
-
-    def record(layer, _, outputs):
-        if _has_symbol(outputs):
-            return          # a trace for deferred initialisation, not a call
-        n_params = trainable = shared = 0
-        for p in layer.params.values():
-            size = p.data().size
-            n_params += size
-            trainable += 0 if p.grad_req == 'null' else size
-            if id(p) in seen:
-                shared += size
-            seen.add(id(p))
-        name = f'{type(layer).__name__}-{len(rows)}'
-        rows.append((name, _shape_str(outputs), n_params, trainable, shared))
-
-    def attach(layer):
-        if isinstance(layer, HybridBlock) and layer._active:
-            raise UsageError(f'"{layer.name}" must not be hybridized to print summary.')
-        if not isinstance(layer, (Sequential, HybridSequential)):
-            hooks.append(layer.register_forward_hook(record))
-    try:
-        block.apply(attach)
-        block(*inputs)
-    finally:
-        for h in hooks:
-            h.detach()
-    fmt = '{:>20}  {:>42} {:>15}'
-    total = sum(r[2] for r in rows)
-    trainable = sum(r[3] for r in rows)
-    shared = sum(r[4] for r in rows)
-    lines = ['-' * 80, fmt.format('Layer (type)', 'Output Shape', 'Param #'), '=' * 80]
-    lines += [fmt.format(name, shape, n) for name, shape, n, _, _ in rows]
-    lines += ['=' * 80, 'Parameters in forward computation graph, duplicate included',
-              f'   Total params: {total}', f'   Trainable params: {trainable}',
-              f'   Non-trainable params: {total - trainable}',
-              f'Shared params in forward computation graph: {shared}',
-              f'Unique parameters in model: {total - shared}', '-' * 80]
-    return '\n'.join(lines)
-
-
-# -------------------------------------------------------------------------------------------------
-# Tracing: which block is being traced, so that errors can name it
-# -------------------------------------------------------------------------------------------------
-
-_tracing = threading.local()
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-class _Traced:
-    """``with _Traced(block):`` marks ``block`` as being traced (for error messages).
-
-    An error is noted with the path of the innermost traced block when it leaves that block,
-    and with the user's line when it leaves the outermost one: only then does its traceback
-    hold every ``hybrid_forward`` frame.
-    """
-
-    def __init__(self, block):
-        self._block = block
-
-    def __enter__(self):
-        stack = getattr(_tracing, 'stack', None)
-        if stack is None:
-            stack = _tracing.stack = []
-        stack.append(self._block)
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        stack = _tracing.stack
-        if exc is not None:
-            try:
-                if not hasattr(exc, '_hybridlib_blocks'):
-                    exc._hybridlib_blocks = list(stack)
-                if len(stack) == 1 and not getattr(exc, '_hybridlib_noted', False):
-                    exc._hybridlib_noted = True
-                    _annotate(exc)
-            except AttributeError:      # an exception type that takes no attributes
-                pass
-        stack.pop()
-
-
-def _block_path(stack):
-    """``root.child.grandchild``: the traced blocks by their registered names."""
-    path = [stack[0].name or type(stack[0]).__name__.lower()]
-    for parent, child in zip(stack, stack[1:]):
-        key = next((k for k, v in parent._children.items() if v is child), child.name)
-        path.append(key)
-    return '.'.join(path)
-
-
-def _annotate(exc):
-    """Add the traced block's path and the user's hybrid_forward line to an error."""
-    blocks = exc._hybridlib_blocks
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == 'hybrid_forward']
-    users = [f for f in frames if not f.filename.startswith(_PACKAGE_DIR)]
-    frame = (users or frames or [None])[-1]
-    note = f'while tracing block {_block_path(blocks)} ({type(blocks[-1]).__name__})'
-    if frame is not None:
-        note += f': {frame.filename}:{frame.lineno}: {frame.line}'
-    if exc.args and isinstance(exc.args[0], str):
-        exc.args = (f'{exc.args[0]}\n  {note}',) + exc.args[1:]
-    else:
-        exc.args = exc.args + (note,)
-
-
-class _Trace:
-    """One traced graph and its CachedOp, with how to feed it.
-
-    ``feed`` says, per CachedOp input, where its array comes from: ('data', index into the
-    flat arguments) or ('param', Parameter). ``signature`` is what a call of plain NDArray
-    arguments must match to reuse this trace without the general lookup, and ``bound`` keeps
-    the parameters' arrays between calls while no Parameter's arrays are replaced. ``used``
-    orders the traces by their last lookup, for dropping the least recently used.
-    """
-    __slots__ = ('inputs', 'output', 'out_format', 'shape_dependent', 'cached_op', 'feed',
-                 'signature', 'bound', 'used')
-
-    def __init__(self, inputs, output, out_format, shape_dependent):
-        self.inputs = inputs
-        self.output = output
-        self.out_format = out_format
-        self.shape_dependent = shape_dependent
-        self.cached_op = None
-        self.feed = None
-        self.signature = None
-        self.bound = None
-        self.used = 0
-
-    def remember_call(self, args):
-        """Let later calls with arguments like ``args`` (plain NDArrays) take ``matches``."""
-        if all(type(a) is NDArray for a in args):
-            shapes = tuple(a.shape for a in args) if self.shape_dependent else None
-            self.signature = (tuple(a._data.dtype for a in args), args[0]._ctx,
-                              autograd.is_training(), _frontend.input_rule, shapes)
-
-    def matches(self, args):
-        """Whether plain NDArray ``args`` would get this trace from the general lookup."""
-        if self.signature is None:
-            return False
-        dtypes, ctx, training, rule, shapes = self.signature
-        if len(args) != len(dtypes) or autograd.is_training() != training or \
-                _frontend.input_rule is not rule:
-            return False
-        for a, dtype in zip(args, dtypes):
-            if type(a) is not NDArray or a._data.dtype != dtype or \
-                    a._ctx is not ctx and a._ctx != ctx:
-                return False
-        return shapes is None or shapes == tuple(a._data.shape for a in args)
-
-    def arrays(self, flat, ctx):
-        """The CachedOp's inputs: the flat arguments and the parameters' arrays on ``ctx``."""
-        bound = self.bound
-        if bound is None or bound[0] != parameter_module._generation or \
-                bound[1] is not ctx and bound[1] != ctx:
-            arrays = [None if kind == 'data' else item.data(ctx) for kind, item in self.feed]
-            slots = [(pos, item) for pos, (kind, item) in enumerate(self.feed) if kind == 'data']
-            bound = self.bound = (parameter_module._generation, ctx, arrays, slots)
-        arrays = list(bound[2])
-        for pos, index in bound[3]:
-            arrays[pos] = flat[index]
-        return arrays
-
-    def run(self, flat, ctx):
-        outs = self.cached_op.run(self.arrays(flat, ctx), ctx)
-        if self.out_format == 0:
-            return outs[0]
-        return _regroup(outs, self.out_format)[0]
-
-    def release(self):
-        """Forget the compiled plans, and their source kept in ``linecache``."""
-        if self.cached_op is not None:
-            self.cached_op.release()
-
-
-def _graph_form(graph):
-    """A graph without its generated names: per node in order, the operator, its attributes
-    and where its inputs come from (what a second trace must reproduce)."""
-    nodes = topo_nodes(graph._outputs)
-    index = {id(n): i for i, n in enumerate(nodes)}
-    form = [(n.name if n.op is None else n.op.name, None if n.op is None else repr(n.params),
-             tuple((index[id(e[0])], e[1]) for e in n.inputs)) for n in nodes]
-    return form, [(index[id(e[0])], e[1]) for e in graph._outputs]
-
-
-# Under a signature without shapes, in place of a trace: the traces of that signature read input
-# shapes, so each is kept under (signature, input shapes).
-_SHAPE_KEYED = 'traces keyed by input shapes'
-_uses = itertools.count(1)      # ticks for _Trace.used
-# Held while a trace cache changes, and while tracing, which is not safe from several threads at
-# once (the shape-read counter, the naming scopes); a lookup that finds its trace needs no lock.
-_traces_lock = threading.RLock()
-
-
-def _cached_trace(traces, base, arrays):
-    """The trace kept for signature ``base`` (and the shapes of ``arrays`` if it reads them)."""
-    trace = traces.get(base)
-    if trace is _SHAPE_KEYED:
-        trace = traces.get((base, tuple(a.shape for a in arrays)))
-    return trace
-
-
-def _release_traces(traces):
-    """Release every trace of a trace cache that is being dropped."""
-    for value in traces.values():
-        if isinstance(value, _Trace):
-            value.release()
-        elif isinstance(value, dict):       # a subclass's cache per variant (rnn layers)
-            _release_traces(value)
-
-
 # -------------------------------------------------------------------------------------------------
 # HybridBlock
 # -------------------------------------------------------------------------------------------------
@@ -868,7 +504,7 @@ class HybridBlock(Block):
             traces[(base, tuple(a.shape for a in arrays))] = trace
         else:
             traces[base] = trace
-        while len(traces) > MAX_TRACES:
+        while len(traces) > tracing.MAX_TRACES:
             old = [(v.used, k) for k, v in traces.items()
                    if isinstance(v, _Trace) and v is not trace and v is not self._last_call]
             if not old:

@@ -19,7 +19,7 @@ import pytest
 
 import hybridlib as mx
 from hybridlib import autograd, gluon, nd, sym
-from hybridlib import block as block_module
+from hybridlib import tracing
 from hybridlib.block import HookHandle, UsageError
 from hybridlib.gluon import nn
 
@@ -909,7 +909,7 @@ def generated_sources():
 
 
 def test_shape_reading_traces_are_bounded_least_recently_used_dropped():
-    bound = block_module.MAX_TRACES
+    bound = tracing.MAX_TRACES
     net = Folds()
     net.initialize()
     net.hybridize()
@@ -938,7 +938,7 @@ def test_shape_reading_traces_are_bounded_least_recently_used_dropped():
 
 
 def test_the_trace_dropped_is_the_least_recently_used(monkeypatch):
-    monkeypatch.setattr(block_module, 'MAX_TRACES', 4)  # the shapes' marker and 3 traces
+    monkeypatch.setattr(tracing, 'MAX_TRACES', 4)  # the shapes' marker and 3 traces
     net = Folds()
     net.initialize()
     net.hybridize()

@@ -40,8 +40,8 @@ from .contrib import _exp, _work_dtype
 from .control_flow import _frontend_is_symbol, _is_symbol
 from .creation import _no_gradient
 from .elemwise import _round_half_away
+from .embedding import Embedding as _EMBEDDING
 from .frontend import PYTHON_FUNCTIONS
-from .indexing import Embedding as _EMBEDDING
 from .norm import BatchNorm as _BATCH_NORM
 from .registry import (add_gradients, merge_shape, normalize_axis, register, same_dtype,
                        zero_gradient)

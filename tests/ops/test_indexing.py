@@ -1,6 +1,6 @@
-"""Cases for hybridlib/ops/indexing.py: take, batch_take, pick, one_hot, where, gather_nd,
-scatter_nd, _scatter_set_nd, topk, sort, argsort, SequenceMask/Last/Reverse, Embedding and
-their backward operators.
+"""Cases for the indexing operators of hybridlib/ops/gather.py, sort.py, sequence.py and
+embedding.py: take, batch_take, pick, one_hot, where, gather_nd, scatter_nd, _scatter_set_nd,
+topk, sort, argsort, SequenceMask/Last/Reverse, Embedding and their backward operators.
 
 Literal arrays marked "MXNet 1.9.1" were produced by the oracle and pin its conventions.
 """
