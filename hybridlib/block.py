@@ -650,7 +650,7 @@ class HybridBlock(Block):
                     raise MXNetError(f'hybridize(check=True): output {i} of {self.name} differs '
                                      'between the compiled graph and the graph run operator by '
                                      'operator (a hybridlib bug: please report it)')
-        return outs[0] if trace.out_format == 0 else _regroup(outs, trace.out_format)[0]
+        return trace.result(outs)
 
     def _build_cached_op(self, trace):
         params = self._graph_params(trace)

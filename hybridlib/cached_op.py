@@ -21,7 +21,6 @@ backward, so the per-call Python work is the generated lines plus a constant.
 """
 import builtins
 import contextlib
-import functools
 import itertools
 import keyword
 import linecache
@@ -169,9 +168,7 @@ def _node_body(node, shapes, dtypes, is_train, xp):
     if all(s is not None and 0 not in s for s in in_shapes) and \
             not any(d is None for d in in_dtypes):
         return op.specialise(xp, params, in_shapes, in_dtypes, is_train)
-    if op.train_aware:
-        return functools.partial(op.compute, xp, params, is_train=is_train)
-    return functools.partial(op.compute, xp, params)
+    return op.bound(xp, params, is_train)
 
 
 def _entry_name(entry):
@@ -248,28 +245,26 @@ class Plan:
         self.forward = self._compile(src, g, 'forward', tag)
         self.code = src
         if wrt:     # the backward of the forward's own mode; the other one when asked for
-            self.code += '\n\n' + self._compile_backward(is_train, tag)
+            self.code += '\n\n' + self._compile_backward(is_train)
 
     def _compile(self, source, globals_, name, tag):
         fn, filename = _compile(source, dict(globals_, xp=self.ctx.array_module), name, tag)
         self.filenames.append(filename)
         return fn
 
-    def _compile_backward(self, mode, tag):
+    def _compile_backward(self, mode):
         args, nodes, grads, shapes, dtypes, static_alloc = self._backward_graph
         src, g = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
                            _Namespace(reserved=('xp', '_hook')), self.ctx.array_module,
                            static_alloc=static_alloc)
-        self._backward[mode] = self._compile(src, g, 'backward', tag)
+        self._backward[mode] = self._compile(src, g, 'backward', 'train' if mode else 'infer')
         return src
 
     def backward(self, mode):
         """The backward function for ``autograd.backward(train_mode=mode)``."""
-        fn = self._backward.get(mode)
-        if fn is None:
-            self._compile_backward(mode, 'train' if mode else 'infer')
-            fn = self._backward[mode]
-        return fn
+        if mode not in self._backward:
+            self._compile_backward(mode)
+        return self._backward[mode]
 
     def call(self, fn, args):
         """``fn(*args)`` (the forward or a backward) holding the plan's lock when it has

@@ -154,7 +154,10 @@ class _Trace:
         return arrays
 
     def run(self, flat, ctx):
-        outs = self.cached_op.run(self.arrays(flat, ctx), ctx)
+        return self.result(self.cached_op.run(self.arrays(flat, ctx), ctx))
+
+    def result(self, outs):
+        """The CachedOp's outputs in the nesting ``hybrid_forward`` returned."""
         if self.out_format == 0:
             return outs[0]
         return _regroup(outs, self.out_format)[0]

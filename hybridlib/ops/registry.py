@@ -248,6 +248,11 @@ class OpDef:
         """
         if self._specialise is not None:
             return self._specialise(xp, attrs, list(shapes), list(dtypes), is_train)
+        return self.bound(xp, attrs, is_train)
+
+    def bound(self, xp, attrs, is_train=False):
+        """``compute`` with the array module, the attributes and (for a train-aware operator)
+        the mode bound: ``fn(*inputs, out=None)`` for inputs of any shape."""
         if self.train_aware:
             return functools.partial(self.compute, xp, attrs, is_train=is_train)
         return functools.partial(self.compute, xp, attrs)
