@@ -38,7 +38,8 @@ from .cached_op import CachedOp, VALID_FLAGS
 from .ndarray import NDArray
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .summary import _summary_table
-from .symbol import Symbol, infer_graph, topo_nodes
+from .graph import infer_graph, topo_nodes
+from .symbol import Symbol
 from . import tracing
 from .ops import frontend as _frontend
 from .tracing import (_SHAPE_KEYED, _Trace, _Traced, _cached_trace, _flatten, _freeze,
@@ -62,6 +63,7 @@ class Block:
     params : ParameterDict, optional
         Share these parameters (by name) instead of creating new ones.
     """
+    _summary_row = True      # a row of summary()'s table when called
 
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ''

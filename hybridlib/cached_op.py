@@ -8,7 +8,7 @@ For each set of input shapes, dtypes, mode and context, the graph becomes a *pla
    with operator bodies, attributes and the array module in a globals table, values deleted
    after their last use, and with ``static_alloc`` a buffer plan (``planner.py``);
 3. when the call is recorded, the backward graph is built symbolically from the registry's
-   gradients (``executor.gradient_graph``), only the nodes that the wanted gradients need are
+   gradients (``symbol.gradient_graph``), only the nodes that the wanted gradients need are
    kept, and a backward function is generated the same way. The forward of a recorded call
    also returns the values the backward reads.
 
@@ -31,11 +31,12 @@ import weakref
 
 from . import autograd
 from .base import MXNetError, NotSupportedError
-from .executor import gradient_graph, run_graph
+from .executor import run_graph
 from .ndarray import NDArray
 from .ops.registry import OpDef, Params
 from .planner import plan_buffers
-from .symbol import infer_graph, topo_nodes
+from .graph import infer_graph, topo_nodes
+from .symbol import gradient_graph
 
 __all__ = ['CachedOp', 'NDArrayCachedOp', 'Plan', 'VALID_FLAGS']
 

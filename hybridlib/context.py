@@ -110,6 +110,12 @@ _DEFAULT = Context('cpu', 0)
 _cupy = None
 
 
+def sync_devices():
+    """Wait for the work queued on the current GPU (nothing to wait for on the CPU)."""
+    if _cupy is not None:
+        _cupy.cuda.Device().synchronize()
+
+
 def _import_cupy():
     global _cupy
     if _cupy is None:

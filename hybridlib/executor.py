@@ -1,20 +1,20 @@
-"""Running a Symbol: the node-by-node interpreter, ``Executor`` (``bind``) and the backward graph.
+"""Running a Symbol: the node-by-node interpreter and ``Executor`` (``Symbol.bind``).
 
 ``run_graph`` is the reference interpreter: it visits nodes in order and runs each operator
-imperatively (so under ``autograd.record()`` the run is recorded like any NDArray code). The
-backward graph is built by ``gradient_graph`` with the same ``autograd.backprop`` and the same
-registered gradients as imperative autograd, with Symbols as values; an Executor runs it with
-the interpreter, reusing the values its forward pass computed.
+imperatively (so under ``autograd.record()`` the run is recorded like any NDArray code). An
+Executor runs the Symbol's backward graph (``symbol.gradient_graph``, which it asks the Symbol
+for) with the same interpreter, reusing the values its forward pass computed. This module works
+on the graph (``graph.py``) and NDArrays; ``symbol.py`` imports it, not the other way round.
 """
 import numpy as np
 
-from . import autograd
+from . import ndarray as nd, tape
 from .base import MXNetError, NotSupportedError
 from .context import current_context
+from .graph import topo_nodes
 from .ndarray import NDArray, invoke_all
-from .symbol import Symbol, hints_from, topo_nodes, var
 
-__all__ = ['run_graph', 'evaluate', 'Executor', 'simple_bind', 'gradient_graph']
+__all__ = ['run_graph', 'evaluate', 'Executor', 'simple_bind']
 
 
 def run_graph(nodes, values, is_train=False):
@@ -60,43 +60,9 @@ def _input_values(symbol, arrays, ctx=None):
 def evaluate(symbol, arrays, ctx=None, is_train=None):
     """The outputs of ``symbol`` for input NDArrays given by name, as a list."""
     if is_train is None:
-        is_train = autograd.is_training()
+        is_train = tape.is_training()
     values = run_graph(topo_nodes(symbol._outputs), _input_values(symbol, arrays, ctx), is_train)
     return [values[e] for e in symbol._outputs]
-
-
-def gradient_graph(symbol, wrt, head_grads=None, is_train=True, shapes=None, dtypes=None):
-    """Symbols of d(outputs)/d(wrt), built with the registered gradients.
-
-    ``wrt`` names variables. ``head_grads`` are Symbols for the outputs' gradients (default:
-    variables named ``<output>_head_grad``). ``shapes``/``dtypes`` map entries to inferred values
-    that gradient functions may read as ``x.shape``. A variable that no gradient reaches gets
-    ``zeros_like``. Returns (list of gradient Symbols, list of head-gradient Symbols).
-    """
-    from . import symbol as sym
-    nodes = topo_nodes(symbol._outputs)
-    by_name = {n.name: n for n in nodes if n.op is None}
-    missing = [w for w in wrt if w not in by_name]
-    if missing:
-        raise MXNetError(f'gradient: {missing} are not inputs of this symbol')
-    if head_grads is None:
-        # the head gradients have their outputs' shapes and dtypes, when those are known
-        head_grads = [var(f'{name}_head_grad', shape=(shapes or {}).get(e),
-                          dtype=(dtypes or {}).get(e))
-                      for name, e in zip(symbol.list_outputs(), symbol._outputs)]
-    wanted = [(by_name[w], 0) for w in wrt]
-
-    def node_values(node):
-        return ([Symbol([e]) for e in node.inputs],
-                [Symbol([(node, i)]) for i in range(node.num_outputs)])
-
-    from .name import NameManager
-    with NameManager(), hints_from(shapes, dtypes):
-        grads = autograd.backprop(symbol._outputs, head_grads, sym.op, node_values, nodes,
-                                  keep=wanted, is_train=is_train)
-        out = [grads.get(e) for e in wanted]
-        out = [g if g is not None else sym.zeros_like(Symbol([e])) for g, e in zip(out, wanted)]
-    return out, head_grads
 
 
 def _check_unique_names(names):
@@ -196,8 +162,8 @@ class Executor:
         if self._backward is None or self._backward[3] != is_train:
             shapes = {e: v.shape for e, v in self._values.items()}
             dtypes = {e: v._data.dtype for e, v in self._values.items()}
-            grads, heads = gradient_graph(self._symbol, wrt, is_train=is_train,
-                                          shapes=shapes, dtypes=dtypes)
+            grads, heads = self._symbol._gradient_graph(wrt, is_train=is_train,
+                                                        shapes=shapes, dtypes=dtypes)
             nodes = topo_nodes([g._outputs[0] for g in grads])
             self._backward = (grads, heads, nodes, is_train)
         grads, heads, nodes, _ = self._backward
@@ -240,7 +206,6 @@ class Executor:
 
 def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shapes=None):
     """Allocate zero arrays from input shapes (and dtypes) and bind them."""
-    from . import ndarray as nd
     ctx = ctx or current_context()
     arg_shapes, _, aux_shapes = symbol.infer_shape(**(shapes or {}))
     if arg_shapes is None:

@@ -21,7 +21,9 @@ from math import sqrt
 
 import numpy as np
 
+from . import ndarray as nd
 from .base import MXNetAssertionError
+from .ndarray import NDArray
 from .ops.rnn import fused_layout
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'alias', 'create', 'Load', 'Mixed', 'Zero',
@@ -117,7 +119,6 @@ class InitDesc(str):
 
 def _norm_stat(arr):
     """MXNet's default verbose statistic: the root mean square of ``arr``."""
-    from . import ndarray as nd
     return str((nd.norm(arr) / sqrt(arr.size)).asscalar())
 
 
@@ -192,7 +193,6 @@ class Initializer:
 
     def _legacy_init(self, name, arr):
         """MXNet's deprecated ``init(name, arr)``: the fill follows the name's prefix/suffix."""
-        from .ndarray import NDArray
         warnings.warn('Calling initializer with init(str, NDArray) has been deprecated.please '
                       'use init(mx.init.InitDesc(...), NDArray) instead.', DeprecationWarning,
                       stacklevel=3)
@@ -251,7 +251,6 @@ class Initializer:
 
     def _init_quantized_weight(self, _, arr):
         # MXNet draws one integer for the whole array (no shape); one per element here
-        from . import ndarray as nd
         draws = nd.random.randint(-127, 127, shape=arr.shape, dtype='int32', ctx=arr.context)
         arr[:] = draws.astype(arr.dtype)
 
@@ -278,7 +277,6 @@ def _bilinear_kernel(shape):
 
 
 def _fill_random(arr, kind, a, b):
-    from . import ndarray as nd
     sample = nd.random.uniform if kind == 'uniform' else nd.random.normal
     sample(a, b, shape=arr.shape, dtype=arr.dtype, ctx=arr.context, out=arr)
 
@@ -298,7 +296,6 @@ class Load:
 
     def __init__(self, param, default_init=None, verbose=False):
         if isinstance(param, str):
-            from . import ndarray as nd
             param = nd.load(param)
         if not isinstance(param, dict):
             raise MXNetAssertionError('Load needs a dict of named arrays (or a file of them), '
@@ -447,7 +444,6 @@ class Orthogonal(Initializer):
         self.rand_type = rand_type
 
     def _init_weight(self, _, arr):
-        from . import ndarray as nd
         nout = arr.shape[0]
         nin = int(np.prod(arr.shape[1:]))
         if self.rand_type == 'uniform':
@@ -593,7 +589,6 @@ class FusedRNN(Initializer):
         return entries
 
     def _init_weight(self, desc, arr):
-        from . import ndarray as nd
         flat = arr.asnumpy().reshape(-1)
         for name, offset, shape in self._matrices(flat.size):
             part = nd.zeros(shape, ctx=arr.context, dtype=arr.dtype)

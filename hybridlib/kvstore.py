@@ -15,6 +15,7 @@ from . import optimizer as opt
 from .base import MXNetError, NotSupportedError
 from .context import cpu
 from .ndarray import NDArray
+from .serialization import atomic_write
 
 __all__ = ['KVStoreBase', 'KVStore', 'TestStore', 'create']
 
@@ -224,7 +225,6 @@ class KVStore(KVStoreBase):
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Save the updater's states (see ``optimizer.Updater.get_states`` for the format)."""
-        from .serialization import atomic_write
         assert self._updater is not None, 'Cannot save states for distributed training'
         atomic_write(fname, self._updater.get_states(dump_optimizer))
 

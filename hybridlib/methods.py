@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from .ops import frontend, registry
-from .ops.frontend import exposure
+from .ops.frontend import _signature, exposure
 
 __all__ = ['ArrayMethods', 'FORWARDED_METHODS', 'binary_functions']
 
@@ -126,7 +126,6 @@ def _forwarded_method(op_name):
     method.__qualname__ = f'ArrayMethods.{pyname}'
     method.__doc__ = f'Same as ``F.{op_name}(self, ...)``.'
     if op is not None:
-        from .ops.frontend import _signature
         sig = _signature(op, ())
         params = list(sig.parameters.values())
         self_param = inspect.Parameter('self', inspect.Parameter.POSITIONAL_OR_KEYWORD)

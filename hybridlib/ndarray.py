@@ -1,4 +1,4 @@
-"""NDArray: an array on a context, run eagerly, recorded by autograd.
+"""NDArray: an array on a context, run eagerly, recorded by tape.
 
 An NDArray wraps one numpy (cpu) or cupy (gpu) array. Operators run through ``invoke``, which
 checks shapes and dtypes with the operator's own inference (so errors read like MXNet's and
@@ -9,13 +9,15 @@ shared with Symbol live in ``methods.py``.
 """
 import builtins      # nd.slice, nd.sum, ... are module globals here: builtins.slice
 import ctypes
+import os
 import sys
 
 import numpy as np
 
-from . import autograd, codec, numpy_compat
+from . import codec, numpy_compat, serialization, tape
 from .base import DEFAULT_DTYPE, MXNetAssertionError, MXNetError, check_stype, np_dtype
-from .context import Context, context_of_array, current_context, gpu, transfer
+from .context import (Context, context_of_array, cpu, current_context, gpu, sync_devices,
+                      transfer)
 from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
 
@@ -171,7 +173,7 @@ class NDArray(ArrayMethods):
         return self
 
     def _reshape_op(self, op_name, attrs, inplace):
-        if inplace and not autograd.is_recording():
+        if inplace and not tape.is_recording():
             # the operator's own shape inference (and its errors), then a view: no copy made
             op = registry.get(op_name)
             shape = op.infer_shapes(op.parse_attrs(attrs), [self.shape])[1][0]
@@ -192,10 +194,10 @@ class NDArray(ArrayMethods):
 
     # -- autograd ----------------------------------------------------------------------------------
     def attach_grad(self, grad_req='write', stype=None):
-        """Allocate a zero gradient buffer and mark this array as a variable for autograd."""
+        """Allocate a zero gradient buffer and mark this array as a variable for tape."""
         check_stype(stype, 'attach_grad')
         grad = NDArray(self._ctx.array_module.zeros_like(self._data), self._ctx)
-        autograd.mark_variables([self], [grad], grad_req)
+        tape.mark_variables([self], [grad], grad_req)
 
     def detach(self):
         """The same data, cut off from the autograd graph."""
@@ -203,8 +205,8 @@ class NDArray(ArrayMethods):
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Gradients of this array with respect to the marked variables."""
-        autograd.backward([self], None if out_grad is None else [out_grad],
-                          retain_graph=retain_graph, train_mode=train_mode)
+        tape.backward([self], None if out_grad is None else [out_grad], retain_graph,
+                      train_mode, _OPS)
 
     # -- hooks for methods.py -------------------------------------------------------------------
     def _apply(self, op_name, inputs, attrs, hint):
@@ -245,23 +247,23 @@ class NDArray(ArrayMethods):
         return self._inplace(self % other, '%=')
 
     def _check_writable(self, what):
-        if autograd.is_recording() and self._entry is not None:
+        if tape.is_recording() and self._entry is not None:
             raise MXNetError(
                 f'{what}: assigning to an NDArray that is already in a computational graph '
                 f'(shape {self.shape}) makes its gradients wrong. Call backward first, or do '
-                'this outside autograd.record().')
+                'this outside tape.record().')
 
     # -- indexing ---------------------------------------------------------------------------------
     def __getitem__(self, key):
         key = _unwrap_index(key)
         if _is_basic(key):
-            if autograd.is_recording() and self._entry is not None:
+            if tape.is_recording() and self._entry is not None:
                 return self._index_with_ops(key, self.ndim)
             data = self._data[key]
             if data.ndim == 0 and self.ndim > 0:   # MXNet: a scalar result has shape (1,)
                 data = data.reshape(1)
             return NDArray(data, self._ctx)
-        if autograd.is_recording() and self._entry is not None:
+        if tape.is_recording() and self._entry is not None:
             return self._advanced_index_with_ops(key)
         return NDArray(self._data[key], self._ctx)
 
@@ -391,7 +393,7 @@ def invoke_all(op, inputs, params, is_train=None):
     op.infer_types(params, [d.dtype for d in datas])
     train = {}
     if op.train_aware:
-        train['is_train'] = autograd.is_training() if is_train is None else is_train
+        train['is_train'] = tape.is_training() if is_train is None else is_train
         is_train = train['is_train']
     if ctx.device_type == 'gpu':        # cupy allocates and runs on ctx's device
         with ctx.device_scope():
@@ -401,8 +403,8 @@ def invoke_all(op, inputs, params, is_train=None):
     if not isinstance(result, tuple):
         result = (result,)
     outs = [NDArray(r, ctx) for r in result]
-    if autograd.is_recording() and any(x._entry is not None for x in inputs):
-        autograd.record_op(op, params, inputs, outs, bool(is_train))
+    if tape.is_recording() and any(x._entry is not None for x in inputs):
+        tape.record_op(op, params, inputs, outs, bool(is_train))
     return outs
 
 
@@ -439,7 +441,7 @@ def _invoke_into(op, inputs, params, out):
     """``op`` written straight into ``out`` by its body (an optimizer's
     ``out=weight``), when nothing is recorded and ``out`` has the result's shape, dtype and
     context; None otherwise (the caller computes and copies)."""
-    if autograd.is_recording() or op.num_outputs(params) != 1 or \
+    if tape.is_recording() or op.num_outputs(params) != 1 or \
             not all(isinstance(x, NDArray) for x in inputs):
         return None
     ctx = out._ctx
@@ -456,7 +458,7 @@ def _invoke_into(op, inputs, params, out):
     if any(i not in inplace and xp.may_share_memory(d, out._data) for i, d in enumerate(datas)):
         return None     # a body may write out before it has read that input
     out._check_writable('out=')
-    train = {'is_train': autograd.is_training()} if op.train_aware else {}
+    train = {'is_train': tape.is_training()} if op.train_aware else {}
     with ctx.device_scope():
         op.compute(xp, params, *datas, out=out._data, **train)
     return out
@@ -654,27 +656,47 @@ def concatenate(arrays, axis=0, always_copy=True):
 
 def waitall():
     """Block until all pending work is done (a device sync on GPUs)."""
-    from .context import _cupy
-    if _cupy is not None:
-        _cupy.cuda.Device().synchronize()
+    sync_devices()
+
+
+def save_to_bytes(data):
+    """The bytes of ``save(fname, data)`` for an NDArray, a list or a str->NDArray dict."""
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, dict):
+        names = list(data)
+        arrays = [data[k] for k in names]
+        for k in names:
+            if not isinstance(k, str):
+                raise TypeError(f'save: dict keys must be strings, got {k!r}')
+    elif isinstance(data, (list, tuple)):
+        names, arrays = [], list(data)
+    else:
+        raise TypeError(f'save takes an NDArray, a list of NDArrays or a dict of them, '
+                        f'not {type(data).__name__}')
+    for i, a in enumerate(arrays):
+        if not isinstance(a, NDArray):
+            label = names[i] if names else f'item {i}'
+            raise TypeError(f'save: {label} is a {type(a).__name__}, not an NDArray')
+    return serialization.dumps_arrays(names, [a.asnumpy() for a in arrays])
 
 
 def save(fname, data):
-    """Save a list or str->NDArray dict in MXNet's ``.params`` binary format."""
-    from .serialization import save_ndarrays
-    save_ndarrays(fname, data)
+    """Save a list or str->NDArray dict in MXNet's ``.params`` binary format (atomically: a
+    failed save keeps the old file)."""
+    serialization.atomic_write(fname, save_to_bytes(data))
 
 
 def load(fname):
     """Load what ``save`` (or MXNet's ``mx.nd.save``) wrote: a list or a dict of NDArrays."""
-    from .serialization import load_ndarrays
-    return load_ndarrays(fname)
+    return load_frombuffer(serialization.read_file(fname), source=os.fspath(fname))
 
 
-def load_frombuffer(buf):
-    """``load`` from bytes in memory."""
-    from .serialization import load_ndarrays_from_bytes
-    return load_ndarrays_from_bytes(buf)
+def load_frombuffer(buf, source='<buffer>'):
+    """``load`` from bytes in memory; ``source`` names them in errors."""
+    names, datas = serialization.loads_arrays(buf, source)
+    arrays = [None if d is None else NDArray(d, cpu()) for d in datas]
+    return dict(zip(names, arrays)) if names else arrays
 
 
 globals().update(binary_functions())

@@ -28,7 +28,6 @@ from .base import MXNetError, NotSupportedError
 from .lr_scheduler import LRScheduler
 from .ndarray import NDArray
 from .optimizer_base import Optimizer
-from .serialization import dumps_ndarrays, load_ndarrays_from_bytes
 
 __all__ = ['Updater', 'get_updater']
 
@@ -166,7 +165,7 @@ class _StateWriter:
         text = json.dumps(meta).encode('utf-8')
         data = {_META: nd.array(np.frombuffer(text, dtype=np.uint8), dtype=np.uint8)}
         data.update(self.arrays)
-        return dumps_ndarrays(data)
+        return nd.save_to_bytes(data)
 
 
 def _class_name(cls):
@@ -181,7 +180,7 @@ def _read_states(buf):
             'Trainer.save_states or KVStore.save_optimizer_states); hybridlib does not unpickle '
             'files (that runs arbitrary code). Save the states with hybridlib to continue '
             'training here.')
-    arrays = load_ndarrays_from_bytes(buf, '<optimizer states>')
+    arrays = nd.load_frombuffer(buf, '<optimizer states>')
     if not isinstance(arrays, dict) or _META not in arrays:
         raise MXNetError('not an optimizer states file written by hybridlib: it has no '
                          f'{_META!r} entry')

@@ -1,57 +1,23 @@
-"""Random number generation: ``mx.random.seed`` and one generator per device.
+"""``mx.random``: seeding and sampling.
 
-Operators that draw random numbers (``_random_uniform``, Dropout, ...) call ``generator(xp)``
-for the generator of their array module, so the same body draws on numpy or cupy. Sampling
-functions (``mx.random.uniform`` ...) are the generated ``nd.random`` functions.
+``seed`` seeds the per-device generators that random operators draw from (``ops/rng.py``);
+the sampling functions (``mx.random.uniform`` ...) are the generated ``nd.random`` functions.
 """
-import numpy as np
+from .ndarray import random as _nd
+from .ops.rng import generator, seed
 
-__all__ = ['seed', 'generator']
-# mx.random.uniform(...) is nd.random.uniform(...)
-_SAMPLERS = ('uniform', 'normal', 'randint', 'poisson', 'exponential', 'gamma', 'multinomial',
-             'negative_binomial', 'generalized_negative_binomial', 'shuffle', 'randn')
+__all__ = ['seed', 'generator', 'uniform', 'normal', 'randint', 'poisson', 'exponential',
+           'gamma', 'multinomial', 'negative_binomial', 'generalized_negative_binomial',
+           'shuffle', 'randn']
 
-_generators = {}
-_seed = None
-
-
-def seed(seed_state, ctx='all'):
-    """Seed the generators of every device (``ctx='all'``) or of one context."""
-    global _seed
-    if not isinstance(seed_state, (int, np.integer)):
-        raise ValueError(f'seed must be an integer, got {seed_state!r}')
-    seed_state = int(seed_state)
-    if ctx == 'all':
-        _seed = seed_state
-        _generators.clear()
-        return
-    xp = ctx.array_module
-    _generators[_key(xp, ctx.device_id)] = _make(xp, seed_state)
-
-
-def _key(xp, device_id=0):
-    return (xp.__name__, device_id if xp is not np else 0)
-
-
-def _make(xp, seed_state):
-    if xp is np:
-        return np.random.default_rng(seed_state)
-    return xp.random.default_rng(seed_state)
-
-
-def generator(xp):
-    """The random generator for the current device of array module ``xp``."""
-    device = 0 if xp is np else xp.cuda.Device().id
-    key = _key(xp, device)
-    gen = _generators.get(key)
-    if gen is None:
-        gen = _generators[key] = _make(xp, None if _seed is None else _seed + device)
-    return gen
-
-
-def __getattr__(name):
-    # mx.random.uniform and friends are the generated nd.random functions
-    if name in _SAMPLERS:
-        from . import ndarray
-        return getattr(ndarray.random, name)
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+uniform = _nd.uniform
+normal = _nd.normal
+randint = _nd.randint
+poisson = _nd.poisson
+exponential = _nd.exponential
+gamma = _nd.gamma
+multinomial = _nd.multinomial
+negative_binomial = _nd.negative_binomial
+generalized_negative_binomial = _nd.generalized_negative_binomial
+shuffle = _nd.shuffle
+randn = _nd.randn

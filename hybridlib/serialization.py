@@ -1,4 +1,6 @@
-"""MXNet's binary NDArray list format (``.params`` files, ``nd.save``/``nd.load``).
+"""MXNet's binary NDArray list format (``.params`` files), between bytes and numpy arrays.
+
+``nd.save``/``nd.load`` (ndarray.py) are thin wrappers that check and convert NDArrays.
 
 Layout (little-endian; see the project's FORMAT notes)::
 
@@ -19,8 +21,7 @@ import numpy as np
 
 from .base import MXNetError, NotSupportedError, dtype_to_flag, flag_to_dtype
 
-__all__ = ['save_ndarrays', 'load_ndarrays', 'load_ndarrays_from_bytes', 'dumps_ndarrays',
-           'atomic_write']
+__all__ = ['dumps_arrays', 'loads_arrays', 'read_file', 'atomic_write']
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -60,38 +61,15 @@ def _encode_array(data):
     return head + data.astype(data.dtype.newbyteorder('<'), copy=False).tobytes()
 
 
-def dumps_ndarrays(data):
-    """The bytes of ``nd.save(fname, data)`` for a list or a str->NDArray dict."""
-    from .ndarray import NDArray
-    if isinstance(data, NDArray):
-        data = [data]
-    if isinstance(data, dict):
-        names = list(data)
-        arrays = [data[k] for k in names]
-        for k in names:
-            if not isinstance(k, str):
-                raise TypeError(f'save: dict keys must be strings, got {k!r}')
-    elif isinstance(data, (list, tuple)):
-        names, arrays = [], list(data)
-    else:
-        raise TypeError(f'save takes an NDArray, a list of NDArrays or a dict of them, '
-                        f'not {type(data).__name__}')
-    for i, a in enumerate(arrays):
-        if not isinstance(a, NDArray):
-            label = names[i] if names else f'item {i}'
-            raise TypeError(f'save: {label} is a {type(a).__name__}, not an NDArray')
+def dumps_arrays(names, arrays):
+    """The bytes of an NDArray file holding numpy ``arrays``, named by ``names`` (or [])."""
     parts = [struct.pack('<QQQ', LIST_MAGIC, 0, len(arrays))]
-    parts += [_encode_array(a.asnumpy()) for a in arrays]
+    parts += [_encode_array(a) for a in arrays]
     parts.append(struct.pack('<Q', len(names)))
     for name in names:
         raw = name.encode('utf-8')
         parts.append(struct.pack('<Q', len(raw)) + raw)
     return b''.join(parts)
-
-
-def save_ndarrays(fname, data):
-    """``nd.save``: write ``data`` atomically to ``fname``."""
-    atomic_write(fname, dumps_ndarrays(data))
 
 
 # -------------------------------------------------------------------------------------------------
@@ -167,10 +145,9 @@ def _read_array(r, i):
     return np.frombuffer(raw, dtype=dtype.newbyteorder('<')).astype(dtype).reshape(shape)
 
 
-def load_ndarrays_from_bytes(buf, source='<buffer>'):
-    """Parse the bytes of an ``nd.save`` file: a list, or a dict when the file has names."""
-    from .context import cpu
-    from .ndarray import NDArray
+def loads_arrays(buf, source='<buffer>'):
+    """Parse the bytes of an NDArray file: (names, numpy arrays); names is [] for a list, and
+    MXNet's empty records (ndim 0 in its legacy layouts) are None."""
     r = _Reader(buf, source)
     magic, _reserved = r.unpack('<QQ', 'the file header')
     if magic != LIST_MAGIC:
@@ -194,18 +171,14 @@ def load_ndarrays_from_bytes(buf, source='<buffer>'):
     if r.pos != len(r.buf):
         raise MXNetError(f'{source}: corrupt file: {len(r.buf) - r.pos} unexpected bytes '
                          'after the last name')
-    arrays = [None if d is None else NDArray(d, cpu()) for d in datas]
-    if names:
-        return dict(zip(names, arrays))
-    return arrays
+    return names, datas
 
 
-def load_ndarrays(fname):
-    """``nd.load``: read a file written by ``nd.save`` or by MXNet."""
+def read_file(fname):
+    """The bytes of an NDArray file, or an MXNetError naming it."""
     fname = os.fspath(fname)
     try:
         with open(fname, 'rb') as f:
-            buf = f.read()
+            return f.read()
     except OSError as err:
         raise MXNetError(f'cannot read NDArray file {fname!r}: {err}') from None
-    return load_ndarrays_from_bytes(buf, fname)

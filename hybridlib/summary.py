@@ -28,7 +28,6 @@ def _shape_str(values):
 
 def _summary_table(block, inputs):
     """The text of ``Block.summary``: one row per layer called, then parameter counts."""
-    from .nn import Sequential, HybridSequential
     rows = [('Input', _shape_str(inputs), 0, 0, 0)]
     seen = set()
     hooks = []
@@ -50,7 +49,7 @@ def _summary_table(block, inputs):
     def attach(layer):
         if getattr(layer, '_active', False):       # a hybridized HybridBlock
             raise UsageError(f'"{layer.name}" must not be hybridized to print summary.')
-        if not isinstance(layer, (Sequential, HybridSequential)):
+        if layer._summary_row:
             hooks.append(layer.register_forward_hook(record))
     try:
         block.apply(attach)

@@ -18,154 +18,22 @@ import threading
 
 import numpy as np
 
-from . import attribute, name as _name
+from . import attribute, name as _name, tape
 from .base import (AttributeParseError, DTypeError, MXNetError, NotImplementedForSymbol,
-                   ShapeError, dtype_to_flag, flag_to_dtype, np_dtype)
+                   ShapeError, dtype_to_flag, np_dtype)
+from .executor import Executor, evaluate, simple_bind
+from .graph import (Node, copy_graph, hidden_key, hint_dtype, hint_shape, hints_from, infer_graph,
+                    topo_nodes)
 from .methods import ArrayMethods, binary_functions
 from .ops import frontend, registry
 from .ops.attrs import format_value
-from .ops.registry import known, merge_shape
+from .ops.registry import known
+from .serialization import atomic_write
 
 __all__ = ['Symbol', 'Node', 'var', 'Variable', 'Group', 'load', 'load_json', 'fromjson',
            'invoke', 'traced_var', 'MXNET_VERSION']
 
 MXNET_VERSION = 10901
-# attribute keys that older MXNet versions wrote without the __ __ around them
-_HIDDEN_KEYS = frontend.HIDDEN_KEYS
-
-
-def hidden_key(key):
-    """``lr_mult`` -> ``__lr_mult__`` for the keys MXNet hides; other keys as they are."""
-    return f'__{key}__' if key in _HIDDEN_KEYS else key
-
-
-class Node:
-    """One node of a graph: a variable (``op is None``) or an operator call."""
-    __slots__ = ('op', 'name', 'params', 'attrs', 'user_attrs', 'inputs', 'shapes', 'dtypes',
-                 '__weakref__')
-
-    def __init__(self, op, name, params=None, attrs=None, user_attrs=None, inputs=()):
-        self.op = op                          # OpDef, or None for a variable
-        self.name = name
-        self.params = params                  # parsed attributes (op nodes)
-        self.attrs = attrs or {}              # op attribute strings given explicitly
-        # __shape__, __init__, __lr_mult__, ... (lr_mult and the other hidden keys as MXNet
-        # stores them: __lr_mult__)
-        self.user_attrs = {hidden_key(k): v for k, v in (user_attrs or {}).items()}
-        self.inputs = list(inputs)            # entries (node, output index)
-        self.shapes = None                    # per-output shape hints
-        self.dtypes = None                    # per-output dtype hints
-
-    is_train = None
-
-    def __repr__(self):
-        return f'<Node {self.op.name if self.op else "null"} {self.name}>'
-
-    @property
-    def num_outputs(self):
-        return 1 if self.op is None else self.op.num_outputs(self.params)
-
-    @property
-    def num_visible_outputs(self):
-        return 1 if self.op is None else self.op.num_visible_outputs(self.params)
-
-    def output_name(self, index):
-        if self.op is None:
-            return self.name
-        names = self.op.output_names(self.params)
-        suffix = names[index] if index < len(names) else f'output{index}'
-        return f'{self.name}_{suffix}'
-
-    def all_attrs(self):
-        """Operator and user attributes, as JSON stores them."""
-        merged = dict(self.attrs)
-        merged.update(self.user_attrs)
-        return merged
-
-    def listed_attrs(self):
-        """What ``list_attr`` shows: MXNet reports ``__lr_mult__`` also as ``lr_mult``."""
-        merged = self.all_attrs()
-        for key in _HIDDEN_KEYS:
-            if f'__{key}__' in merged:
-                merged[key] = merged[f'__{key}__']
-        return merged
-
-    def aux_inputs(self):
-        """Entries of the inputs this node mutates (BatchNorm's running statistics)."""
-        if self.op is None or not self.op.aux:
-            return []
-        return [self.inputs[i] for i in self.op.aux_indices(self.params)]
-
-    def infer_hints(self):
-        """Fill this node's shape/dtype hints from its inputs' (errors name the node)."""
-        if self.op is None:
-            shape = self.user_attrs.get('__shape__')
-            self.shapes = [_parse_shape(shape) if shape else None]
-            flag = self.user_attrs.get('__dtype__')
-            self.dtypes = [flag_to_dtype(flag) if flag is not None else None]
-            return
-        n = self.num_outputs
-        in_shapes = [hint_shape(e) for e in self.inputs]
-        if self.inputs and all(s is None for s in in_shapes):
-            self.shapes = [None] * n
-        else:
-            self.shapes = list(self.op.infer_shapes(self.params, in_shapes, self.name)[1])
-        in_dtypes = [hint_dtype(e) for e in self.inputs]
-        if self.inputs and all(d is None for d in in_dtypes):
-            self.dtypes = [None] * n
-        else:
-            self.dtypes = list(self.op.infer_types(self.params, in_dtypes, self.name)[1])
-
-
-def _parse_shape(text):
-    return tuple(int(d) for d in text.strip('()[] ').replace(',', ' ').split())
-
-
-# A temporary view of shapes for entries (graph inference results) that overrides node hints,
-# used while building a backward graph for known input shapes without touching shared nodes.
-_hint_env = threading.local()
-
-
-def hint_shape(entry):
-    env = getattr(_hint_env, 'shapes', None)
-    if env is not None and entry in env:
-        return env[entry]
-    node, index = entry
-    if node.shapes is None:
-        node.infer_hints()
-    return node.shapes[index] if index < len(node.shapes) else None
-
-
-def hint_dtype(entry):
-    env = getattr(_hint_env, 'dtypes', None)
-    if env is not None and entry in env:
-        return env[entry]
-    node, index = entry
-    if node.dtypes is None:
-        node.infer_hints()
-    return node.dtypes[index] if index < len(node.dtypes) else None
-
-
-class hints_from:
-    """``with hints_from(shapes, dtypes):`` makes graph-inference results the shape hints."""
-
-    def __init__(self, shapes, dtypes=None):
-        self._shapes = shapes
-        self._dtypes = dtypes
-
-    def __enter__(self):
-        self._saved = (getattr(_hint_env, 'shapes', None), getattr(_hint_env, 'dtypes', None))
-        _hint_env.shapes, _hint_env.dtypes = self._shapes, self._dtypes
-        return self
-
-    def __exit__(self, *exc):
-        _hint_env.shapes, _hint_env.dtypes = self._saved
-
-
-def topo_nodes(entries):
-    """Nodes reachable from ``entries``, inputs before their users, in MXNet's order."""
-    from .autograd import topo_order
-    return topo_order([e[0] for e in entries])
 
 
 class Symbol(ArrayMethods):
@@ -363,14 +231,14 @@ class Symbol(ArrayMethods):
             raise MXNetError(f'_compose: {sorted(unknown)} are not inputs of this symbol; '
                              f'its inputs are {self.list_inputs()}')
         replace = {k: v._outputs[0] for k, v in mapping.items()}
-        self._outputs = _copy_graph(self._outputs, replace)
+        self._outputs = copy_graph(self._outputs, replace)
         if new_name:
             head = self._head()
             if head.op is not None:
                 head.name = new_name
 
     def __copy__(self):
-        return Symbol(_copy_graph(self._outputs, {}))
+        return Symbol(copy_graph(self._outputs, {}))
 
     # what only a value has: a Symbol (hybrid_forward being traced) raises, as in MXNet,
     # rather than answer something the compiled graph would not compute (``if x > 0:``)
@@ -487,33 +355,32 @@ class Symbol(ArrayMethods):
 
     def save(self, fname, remove_amp_cast=True):
         """Write ``tojson()`` to ``fname`` (atomically: a failed save keeps the old file)."""
-        from .serialization import atomic_write
         atomic_write(fname, self.tojson(remove_amp_cast).encode('utf-8'))
 
     # -- execution (executor.py) ---------------------------------------------------------------
     def eval(self, ctx=None, **kwargs):
         """Run the graph on NDArrays given by input name; returns a list of NDArrays."""
-        from .executor import evaluate
         return evaluate(self, kwargs, ctx)
 
     def bind(self, ctx, args, args_grad=None, grad_req='write', aux_states=None,
              group2ctx=None, shared_exec=None):
         """An Executor for these argument arrays (list in ``list_arguments()`` order, or dict)."""
-        from .executor import Executor
         return Executor(self, ctx, args, args_grad, grad_req, aux_states)
 
     def simple_bind(self, ctx, grad_req='write', type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **kwargs):
         """An Executor with arrays allocated from input shapes given as keyword arguments."""
-        from .executor import simple_bind
         return simple_bind(self, ctx, grad_req, type_dict, kwargs)
 
     def gradient(self, wrt):
         """A symbol of the gradients of this symbol's outputs with respect to ``wrt`` (names);
         the head gradients are extra inputs named ``<output>_head_grad``."""
-        from .executor import gradient_graph
         return Group(gradient_graph(self, wrt)[0])
+
+    def _gradient_graph(self, wrt, **kwargs):
+        # for the Executor, which does not import this module
+        return gradient_graph(self, wrt, **kwargs)
 
 
 def _name_inputs(symbol, args, kwargs, kind):
@@ -533,92 +400,6 @@ def _name_inputs(symbol, args, kwargs, kind):
     if kind == 'shape':
         return {k: (tuple(v) if not isinstance(v, int) else (v,)) for k, v in given.items()}
     return {k: np_dtype(v) for k, v in given.items()}
-
-
-def infer_graph(nodes, kind, given):
-    """Shapes (or dtypes) of every entry of ``nodes``, from variable values in ``given``.
-
-    Runs the operators' inference forwards and backwards (an operator may fill in its inputs,
-    as FullyConnected fills its weight's shape) until nothing changes. Returns
-    ``{entry: shape or dtype}`` with None where nothing is known.
-    """
-    is_shape = kind == 'shape'
-    values = {}
-    for n in nodes:
-        if n.op is None:
-            hint = _declared(n, kind)
-            value = given.get(n.name)
-            if is_shape:
-                try:
-                    values[(n, 0)] = merge_shape(hint, value, f'input {n.name!r}')
-                except ShapeError as err:
-                    raise ShapeError(f'{err} (the variable has attribute __shape__={hint})') \
-                        from None
-            else:
-                values[(n, 0)] = value if value is not None else hint
-    for _ in range(len(nodes) + 1):
-        changed = False
-        for n in nodes:
-            if n.op is None:
-                continue
-            ins = [values.get(e) for e in n.inputs]
-            if is_shape:
-                known_outs = [values.get((n, i)) for i in range(n.num_outputs)]
-                new_ins, outs = n.op.infer_shapes(n.params, ins, n.name, out_shapes=known_outs)
-            else:
-                new_ins, outs = n.op.infer_types(n.params, ins, n.name)
-            updates = list(zip(n.inputs, new_ins))
-            updates += [((n, i), v) for i, v in enumerate(outs)]
-            for entry, value in updates:
-                if value is None:
-                    continue
-                old = values.get(entry)
-                if is_shape:
-                    try:
-                        new = merge_shape(old, value, f'{entry[0].name}')
-                    except ShapeError as err:
-                        raise ShapeError(f'Error in operator {n.name} ({n.op.name}): {err}') \
-                            from None
-                else:
-                    if old is not None and old != value:
-                        raise DTypeError(f'Error in operator {n.name} ({n.op.name}): dtype of '
-                                         f'{entry[0].name} is {old.name}, inferred {value.name}')
-                    new = value
-                if old is None or new != old:     # np.dtype(...) == None can be True
-                    values[entry] = new
-                    changed = True
-        if not changed:
-            break
-    return values
-
-
-def _declared(node, kind):
-    """What a variable's attributes declare (``__shape__``/``__dtype__``), not trace hints."""
-    if kind == 'shape':
-        text = node.user_attrs.get('__shape__')
-        return _parse_shape(text) if text else None
-    flag = node.user_attrs.get('__dtype__')
-    return flag_to_dtype(flag) if flag is not None else None
-
-
-def _copy_graph(outputs, replace):
-    """New nodes for the graph behind ``outputs``; variables named in ``replace`` become those
-    entries."""
-    nodes = topo_nodes(outputs)
-    mapping = {}
-    for n in nodes:
-        if n.op is None and n.name in replace:
-            mapping[id(n)] = replace[n.name]
-            continue
-        copy = Node(n.op, n.name, n.params, dict(n.attrs), dict(n.user_attrs),
-                    [_remap(e, mapping) for e in n.inputs])
-        mapping[id(n)] = (copy, None)
-    return [_remap(e, mapping) for e in outputs]
-
-
-def _remap(entry, mapping):
-    node, index = mapping[id(entry[0])]
-    return (node, entry[1]) if index is None else (node, index)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -716,6 +497,42 @@ def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
     node = Node(op, node_name, params, attrs, user_attrs, entries)
     node.infer_hints()
     return Symbol([(node, i) for i in range(op.num_visible_outputs(params))])
+
+
+# -------------------------------------------------------------------------------------------------
+# The backward graph
+# -------------------------------------------------------------------------------------------------
+
+def gradient_graph(symbol, wrt, head_grads=None, is_train=True, shapes=None, dtypes=None):
+    """Symbols of d(outputs)/d(wrt), built with the registered gradients.
+
+    ``wrt`` names variables. ``head_grads`` are Symbols for the outputs' gradients (default:
+    variables named ``<output>_head_grad``). ``shapes``/``dtypes`` map entries to inferred values
+    that gradient functions may read as ``x.shape``. A variable that no gradient reaches gets
+    ``zeros_like``. Returns (list of gradient Symbols, list of head-gradient Symbols).
+    """
+    nodes = topo_nodes(symbol._outputs)
+    by_name = {n.name: n for n in nodes if n.op is None}
+    missing = [w for w in wrt if w not in by_name]
+    if missing:
+        raise MXNetError(f'gradient: {missing} are not inputs of this symbol')
+    if head_grads is None:
+        # the head gradients have their outputs' shapes and dtypes, when those are known
+        head_grads = [var(f'{name}_head_grad', shape=(shapes or {}).get(e),
+                          dtype=(dtypes or {}).get(e))
+                      for name, e in zip(symbol.list_outputs(), symbol._outputs)]
+    wanted = [(by_name[w], 0) for w in wrt]
+
+    def node_values(node):
+        return ([Symbol([e]) for e in node.inputs],
+                [Symbol([(node, i)]) for i in range(node.num_outputs)])
+
+    with _name.NameManager(), hints_from(shapes, dtypes):
+        grads = tape.backprop(symbol._outputs, head_grads, _OPS, node_values, nodes,
+                                  keep=wanted, is_train=is_train)
+        out = [grads.get(e) for e in wanted]
+        out = [g if g is not None else _OPS.zeros_like(Symbol([e])) for g, e in zip(out, wanted)]
+    return out, head_grads
 
 
 # -------------------------------------------------------------------------------------------------
@@ -937,10 +754,9 @@ def load(fname):
 
 def tape_to_symbol(array):
     """The graph recorded for ``array`` by autograd, as a Symbol."""
-    from .autograd import topo_order
     if array._entry is None:
         raise MXNetError('get_symbol: the array was not computed under autograd.record()')
-    order = topo_order([array._entry[0]])
+    order = tape.topo_order([array._entry[0]])
     made = {}
     counter = 0
     for n in order:

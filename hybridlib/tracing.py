@@ -16,7 +16,7 @@ from . import parameter as parameter_module
 from .ndarray import NDArray
 from .nested import flatten_nested, regroup_nested as _regroup
 from .ops import frontend as _frontend
-from .symbol import topo_nodes
+from .graph import topo_nodes
 
 __all__ = ['MAX_TRACES']
 

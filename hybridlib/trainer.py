@@ -26,6 +26,7 @@ from . import optimizer as opt
 from .base import MXNetError
 from .kvstore import KVStoreBase, create as create_kvstore
 from .parameter import Parameter, ParameterDict
+from .serialization import atomic_write
 
 __all__ = ['Trainer']
 
@@ -317,7 +318,6 @@ class Trainer:
         The format is MXNet's ``nd.save`` (see ``optimizer.Updater.get_states``), not
         MXNet's pickle. The Parameters' ``lr_mult``/``wd_mult`` are not saved.
         """
-        from .serialization import atomic_write
         assert self._optimizer is not None
         self._prepare()
         if self._update_on_kvstore:

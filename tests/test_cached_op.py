@@ -9,7 +9,7 @@ import hybridlib as mx
 from hybridlib import autograd, nd, sym
 from hybridlib.cached_op import CachedOp
 from hybridlib.planner import plan_buffers
-from hybridlib.symbol import topo_nodes
+from hybridlib.graph import topo_nodes
 
 RNG = np.random.default_rng(0)
 
@@ -167,7 +167,7 @@ def test_planner_reuses_buffers_and_works_in_place():
     x = sym.var('x')
     graph = sym.exp(sym.tanh(sym.sigmoid(sym.relu(x))) * 2) + 1
     nodes = [n for n in topo_nodes(graph._outputs) if n.op is not None]
-    from hybridlib.symbol import infer_graph
+    from hybridlib.graph import infer_graph
     shapes = infer_graph(nodes + [n for n in topo_nodes(graph._outputs) if n.op is None],
                          'shape', {'x': (4, 4)})
     dtypes = infer_graph(topo_nodes(graph._outputs), 'dtype', {'x': np.float32})

@@ -607,8 +607,7 @@ def test_mxnet_pickles_are_refused():
 
 
 def nd_bytes(data):
-    from hybridlib.serialization import dumps_ndarrays
-    return dumps_ndarrays(data)
+    return nd.save_to_bytes(data)
 
 
 def test_unsaveable_attribute_is_skipped_with_a_warning():

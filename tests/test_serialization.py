@@ -8,7 +8,6 @@ import pytest
 import hybridlib as mx
 from hybridlib import nd
 from hybridlib.base import MXNetError, NotSupportedError
-from hybridlib.serialization import dumps_ndarrays, load_ndarrays_from_bytes
 
 DATA = os.path.join(os.path.dirname(__file__), 'data')
 
@@ -75,24 +74,24 @@ def test_single_ndarray_saves_as_a_list(tmp_path):
 def test_truncated_file_is_a_clear_error(cut):
     full = _read('ndarrays-dict.params')
     with pytest.raises(MXNetError, match='truncated|corrupt|not an MXNet'):
-        load_ndarrays_from_bytes(full[:cut if cut >= 0 else len(full) - 1])
+        nd.load_frombuffer(full[:cut if cut >= 0 else len(full) - 1])
 
 
 def test_corrupt_magic_and_trailing_bytes():
     full = bytearray(_read('ndarrays-list.params'))
     bad = bytes(full[:24]) + b'\x00\x11\x22\x33' + bytes(full[28:])
     with pytest.raises(MXNetError, match='magic'):
-        load_ndarrays_from_bytes(bad)
+        nd.load_frombuffer(bad)
     with pytest.raises(MXNetError, match='unexpected bytes'):
-        load_ndarrays_from_bytes(bytes(full) + b'\x00')
+        nd.load_frombuffer(bytes(full) + b'\x00')
     with pytest.raises(MXNetError, match='not an MXNet NDArray file'):
-        load_ndarrays_from_bytes(b'\x00' * 40)
+        nd.load_frombuffer(b'\x00' * 40)
 
 
 def test_sparse_arrays_are_refused_clearly():
     header = struct.pack('<QQQ', 0x112, 0, 1) + struct.pack('<Ii', 0xF993FAC9, 1)
     with pytest.raises(NotSupportedError, match='row_sparse'):
-        load_ndarrays_from_bytes(header + b'\x00' * 64)
+        nd.load_frombuffer(header + b'\x00' * 64)
 
 
 def _legacy_record(magic_and_shape, data):
@@ -105,7 +104,7 @@ def test_reads_mxnet_v1_and_pre_v1_layouts():
     pre_v1 = _legacy_record(struct.pack('<I2I', 2, 2, 3), data)     # magic is the ndim
     for record in (v1, pre_v1):
         blob = struct.pack('<QQQ', 0x112, 0, 1) + record + struct.pack('<Q', 0)
-        loaded = load_ndarrays_from_bytes(blob)
+        loaded = nd.load_frombuffer(blob)
         np.testing.assert_array_equal(loaded[0].asnumpy(), data)
 
 
@@ -141,4 +140,4 @@ def test_missing_file():
 def test_dumps_matches_save(tmp_path):
     data = [nd.array([[1, 2], [3, 4]])]
     nd.save(tmp_path / 'a', data)
-    assert (tmp_path / 'a').read_bytes() == dumps_ndarrays(data)
+    assert (tmp_path / 'a').read_bytes() == nd.save_to_bytes(data)

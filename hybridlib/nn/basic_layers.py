@@ -11,7 +11,9 @@ import warnings
 
 import numpy as np
 
+from .. import ndarray, symbol
 from ..block import Block, HybridBlock, UsageError
+from ..block_scope import _indent
 from .activations import Activation  # noqa: F401  (public here too, as in MXNet)
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
@@ -21,6 +23,7 @@ __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'B
 
 class _SequentialMixin:
     """``add``, indexing, ``len`` and repr shared by Sequential and HybridSequential."""
+    _summary_row = False     # summary() lists the layers inside, not the container
 
     def add(self, *blocks):
         """Append blocks, in order."""
@@ -28,7 +31,6 @@ class _SequentialMixin:
             self.register_child(block)
 
     def __repr__(self):
-        from ..block import _indent
         lines = [f'  ({key}): {_indent(repr(block), 2)}' for key, block in self._children.items()]
         return f'{type(self).__name__}(\n' + '\n'.join(lines) + '\n)'
 
@@ -430,7 +432,6 @@ class Lambda(Block):
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
         if isinstance(function, str):
-            from .. import ndarray
             if not hasattr(ndarray, function):
                 raise UsageError(f'Function name {function} is not found in ndarray.')
             self._func_impl = getattr(ndarray, function)
@@ -453,7 +454,6 @@ class HybridLambda(HybridBlock):
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
         if isinstance(function, str):
-            from .. import ndarray, symbol
             if not (hasattr(ndarray, function) and hasattr(symbol, function)):
                 raise UsageError(f'Function name {function} is not found in symbol/ndarray.')
             self._func = lambda F, *args: getattr(F, function)(*args)

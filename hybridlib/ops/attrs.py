@@ -10,6 +10,7 @@ import ast
 import numpy as np
 
 from ..base import AttributeParseError, np_dtype
+from ..context import Context
 
 __all__ = ['REQUIRED', 'Attr', 'Int', 'Float', 'Bool', 'Str', 'Shape', 'FloatTuple', 'DType',
            'Ctx', 'Any', 'format_value']
@@ -214,14 +215,12 @@ class Ctx(Attr):
     type_name = 'Context'
 
     def parse_string(self, text):
-        from ..context import Context
         if not text:
             return None
         name, _, rest = text.partition('(')
         return Context(name, int(rest.rstrip(')') or 0))
 
     def parse_value(self, value):
-        from ..context import Context
         if not isinstance(value, Context):
             raise ValueError(f'{value!r} is not a Context')
         return value

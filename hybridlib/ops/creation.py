@@ -25,7 +25,7 @@ import numpy as np
 from ..base import (DEFAULT_DTYPE, DTypeError, MXNetError, NotSupportedError, ShapeError,
                     check_stype)
 from ..context import transfer
-from .. import random as _random   # not `from ..random import`: see _generator
+from . import rng
 from .attrs import Bool, Ctx, DType, Float, Int, Shape, Str
 from .registry import OpDef, merge_shape, register, register_op, zero_gradient
 
@@ -34,12 +34,6 @@ __all__ = []
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _LOW_FLOATS = (_F16, _F32)          # what AMP casts (bfloat16 has no numpy dtype)
 _INT32 = np.dtype(np.int32)
-
-
-def _generator(xp):
-    # hybridlib.random's module __getattr__ imports hybridlib.ndarray (which needs every
-    # operator registered), so this module looks the function up at call time
-    return _random.generator(xp)
 
 
 def _check_dtype(dtype, allowed, what='dtype'):
@@ -526,7 +520,7 @@ def _make_random(name, params, sampler, check, aliases, what):
         check(attrs)
 
     def compute(xp, attrs):
-        return sampler(xp, _generator(xp), _random_shape(attrs), _float_output(attrs),
+        return sampler(xp, rng.generator(xp), _random_shape(attrs), _float_output(attrs),
                        *[attrs[k] for k in keys])
 
     register_op(OpDef(
@@ -550,7 +544,7 @@ def _make_random_like(name, params, sampler, check, what):
     keys = tuple(params)
 
     def compute(xp, attrs, data):
-        return sampler(xp, _generator(xp), data.shape, data.dtype, *[attrs[k] for k in keys])
+        return sampler(xp, rng.generator(xp), data.shape, data.dtype, *[attrs[k] for k in keys])
 
     register_op(OpDef(
         f'_random_{name}_like', compute=compute, gradient=zero_gradient, random=True,
@@ -580,7 +574,7 @@ def _make_sample(name, inputs, sampler, what):
         extra = tuple(attrs.shape)
         size = params[0].shape + extra
         params = [p.astype(np.float64).reshape(p.shape + (1,) * len(extra)) for p in params]
-        return sampler(xp, _generator(xp), size, _float_output(attrs), *params)
+        return sampler(xp, rng.generator(xp), size, _float_output(attrs), *params)
 
     register_op(OpDef(
         f'_sample_{name}', compute=compute, gradient=zero_gradient, random=True, inputs=inputs,
@@ -627,7 +621,7 @@ class _random_randint:
 
     def compute(xp, attrs):
         shape = _random_shape(attrs)
-        draw = _generator(xp).integers(attrs.low, attrs.high, shape, dtype=np.int64)
+        draw = rng.generator(xp).integers(attrs.low, attrs.high, shape, dtype=np.int64)
         return draw.astype(_randint_dtype(attrs))
 
 
@@ -686,7 +680,7 @@ class _sample_multinomial:
         rows = table.shape[0]
         draws = int(np.prod(shape)) // rows if rows else 0
         cum = xp.cumsum(table, axis=1)
-        u = _generator(xp).random((rows, draws))
+        u = rng.generator(xp).random((rows, draws))
         # one sorted search for every row: shift row r's table and queries by r * width
         low = min(float(cum.min()), 0.0) if cum.size else 0.0
         width = (max(float(cum.max()), 1.0) if cum.size else 1.0) - low + 1.0
@@ -782,5 +776,5 @@ class _shuffle:
     def compute(xp, attrs, data):
         if data.ndim == 0:
             return data.copy()
-        order = xp.argsort(_generator(xp).random(data.shape[0]))
+        order = xp.argsort(rng.generator(xp).random(data.shape[0]))
         return data[order]

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..base import NotSupportedError, ShapeError
 from .attrs import Bool, Float, Int
 from .registry import (OpDef, broadcast_shape, merge_shape, register, register_op, same_dtype,
                        zero_gradient)
@@ -42,7 +43,6 @@ def _scalar_like(value, like):
 
 def not_differentiable_twice(name):
     """The gradient of an internal backward operator whose own derivative is not provided."""
-    from ..base import NotSupportedError
 
     def gradient(F, attrs, inputs, outputs, ograds, **_):
         raise NotSupportedError(f'{name} has no gradient: higher-order derivatives through it '
@@ -507,7 +507,6 @@ class _broadcast_backward:
 
     def infer_shape(attrs, data, like):
         if data is not None and like is not None and len(like) > len(data):
-            from ..base import ShapeError
             raise ShapeError(f'cannot reduce {data} to the larger rank of {like}')
         return [data, like], [like]
 

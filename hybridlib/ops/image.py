@@ -28,7 +28,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from ..context import cpu, transfer
-from .. import random as _random
+from . import rng
 from .attrs import Bool, Float, FloatTuple, Int, Shape
 from .creation import _no_gradient
 from .registry import merge_shape, register
@@ -405,7 +405,7 @@ def _pass_through(F, attrs, inputs, outputs, ograds):
 
 def _uniform(xp, low, high, size=None):
     """Draws from U[low, high) on the generator of ``xp`` (as numpy float64)."""
-    u = transfer(_random.generator(xp).random(1 if size is None else size), cpu(), copy=False)
+    u = transfer(rng.generator(xp).random(1 if size is None else size), cpu(), copy=False)
     values = low + (high - low) * u
     return float(values[0]) if size is None else values
 
@@ -950,6 +950,6 @@ class _image_random_lighting:
 
     def compute(xp, attrs, data):
         _color_image(data.shape, '_image_random_lighting')
-        alpha = transfer(_random.generator(xp).standard_normal(3), cpu(), copy=False)
+        alpha = transfer(rng.generator(xp).standard_normal(3), cpu(), copy=False)
         alpha = alpha * attrs.alpha_std
         return _lighting(xp, data, alpha.astype(_F32))

@@ -15,8 +15,7 @@ import math
 import numpy as np
 
 from ..base import DTypeError, ShapeError
-from .. import random as _random   # hybridlib.random's __getattr__ would import ndarray early
-from . import special
+from . import rng, special
 from .attrs import Bool, DType, Float, Int, Shape, Str
 from .elemwise import not_differentiable_twice
 from .registry import (OpDef, get, known, merge_shape, normalize_axis, register, register_op,
@@ -476,7 +475,7 @@ def _rrelu(xp, attrs, data, pos, is_train):
     lower, upper = attrs.lower_bound, attrs.upper_bound
     if is_train:
         draw = np.float64 if data.dtype == np.float64 else np.float32
-        mask = _random.generator(xp).random(data.shape, dtype=draw)
+        mask = rng.generator(xp).random(data.shape, dtype=draw)
         mask = (mask * (upper - lower) + lower).astype(data.dtype, copy=False)
     else:
         mask = xp.full(data.shape, (lower + upper) / 2, dtype=data.dtype)
@@ -945,7 +944,7 @@ class Dropout:
             return data.copy(), xp.broadcast_to(xp.ones((), dtype=data.dtype), mshape)
         keep = 1.0 - attrs.p
         draw = np.float64 if data.dtype == np.float64 else np.float32
-        r = _random.generator(xp).random(mshape, dtype=draw)
+        r = rng.generator(xp).random(mshape, dtype=draw)
         mask = (r < keep).astype(data.dtype)
         mask *= data.dtype.type(1.0 / keep if keep > 0 else 0.0)
         return data * mask, mask

@@ -26,6 +26,7 @@ from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int, Str
 from .elemwise import not_differentiable_twice
 from .registry import get, merge_shape, normalize_axis, register
+from . import rng
 
 __all__ = ['fused_layout']
 
@@ -407,10 +408,9 @@ def _stack_backward(xp, cfg, data, params, state, cell, seq, mask, dout, dhy, dc
 
 
 def _dropout_mask(xp, cfg, shape, dtype, is_train):
-    from .. import random
     if not is_train:
         return xp.ones(shape, dtype=dtype)
-    keep = random.generator(xp).random(shape) >= cfg.p
+    keep = rng.generator(xp).random(shape) >= cfg.p
     # a numpy scalar of the data's dtype (cupy refuses numpy arrays as operands)
     return keep.astype(dtype) * np.dtype(dtype).type(1.0 / (1.0 - cfg.p))
 

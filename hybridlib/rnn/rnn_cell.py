@@ -17,7 +17,7 @@ import contextlib
 import inspect
 import numbers
 
-from .. import ndarray, symbol
+from .. import ndarray, nn, symbol
 from ..block import Block, HybridBlock, UsageError, _indent
 from ..parameter import tensor_types
 
@@ -267,8 +267,7 @@ class RecurrentCell(Block):
             return func(inputs, **kwargs)
         if isinstance(activation, str):
             return F.Activation(inputs, act_type=activation, **kwargs)
-        from .. import nn
-        if isinstance(activation, getattr(nn, 'LeakyReLU', ())):
+        if isinstance(activation, nn.LeakyReLU):
             return F.LeakyReLU(inputs, act_type='leaky', slope=activation._alpha, **kwargs)
         return activation(inputs, **kwargs)
 

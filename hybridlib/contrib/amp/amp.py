@@ -37,11 +37,13 @@ import warnings
 import numpy as np
 
 from ...base import MXNetAssertionError, NotSupportedError, dtype_to_flag, flag_to_dtype
+from ...block import HybridBlock, SymbolBlock
 from ...context import gpu
 from ...methods import ArrayMethods
 from ...ops import frontend, registry
 from ...optimizer import Optimizer
-from ...symbol import Node, Symbol, topo_nodes
+from ...graph import Node, topo_nodes
+from ...symbol import Symbol
 from ...trainer import Trainer
 from . import lists
 from .loss_scaler import LossScaler
@@ -576,7 +578,6 @@ def convert_hybrid_block(block, target_dtype='float16', target_dtype_ops=None, f
 
     The default ``ctx`` is gpu(0), as in MXNet; pass ``ctx=mx.cpu()`` on a machine without one.
     """
-    from ...block import HybridBlock, SymbolBlock
     if not isinstance(block, HybridBlock):
         raise MXNetAssertionError('block input should be a HybridBlock')
     if not block._cached_graph:
