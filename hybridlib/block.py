@@ -31,6 +31,7 @@ import numpy as np
 
 from . import autograd, initializer
 from . import ndarray as nd_module
+from . import parameter as parameter_module
 from . import symbol as sym_module
 from .base import MXNetError
 from .block_scope import HookHandle, UsageError, _BlockScope, _brief, _indent, _op_hook
@@ -41,9 +42,9 @@ from .summary import _summary_table
 from .graph import infer_graph, topo_nodes
 from .symbol import Symbol
 from . import tracing
-from .ops import frontend as _frontend
 from .tracing import (_SHAPE_KEYED, _Trace, _Traced, _cached_trace, _flatten, _freeze,
-                      _graph_form, _regroup, _release_traces, _traces_lock, _uses)
+                      _graph_form, _regroup, _release_traces, _traces_lock, _uses, param_specs,
+                      trace_key)
 
 __all__ = ['Block', 'HybridBlock', 'SymbolBlock', 'HookHandle', 'UsageError']
 
@@ -371,6 +372,7 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._traces = {}
         self._last_call = None
+        self._specs = None          # (Parameter generation, param_specs) for trace keys
         self._active = False
         self._check = False
         self._flags = {}
@@ -396,6 +398,7 @@ class HybridBlock(Block):
             self._traces = {}
         self._cached_graph = ()
         self._last_call = None
+        self._specs = None
         super()._clear_cached_op()
 
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
@@ -479,24 +482,34 @@ class HybridBlock(Block):
         with _Traced(self), self.name_scope():
             return self.hybrid_forward(sym_module, *grouped, **params)
 
-    def _get_trace(self, flat, fmt):
-        """The trace for these inputs: cached by everything that can change the graph, and
-        by the input shapes when tracing read them; the least recently used beyond
-        ``MAX_TRACES`` are dropped."""
+    def _get_trace(self, flat, fmt, finish_deferred=True):
+        """The trace for these inputs, kept by ``tracing.trace_key`` (everything that can
+        change the graph) and by the input shapes when tracing read them; the least recently
+        used beyond ``MAX_TRACES`` are dropped. A new trace first gives deferred parameters
+        their shapes (unless ``finish_deferred`` is False): they are part of its key."""
         arrays = [a for a in flat if a is not None]
-        # (the input rule is AMP's casting, which amp.init() may install after hybridizing)
-        base = (_freeze(fmt), tuple(a is None for a in flat),
-                tuple(a._data.dtype for a in arrays), arrays[0].context,
-                autograd.is_training(), _frontend.input_rule)
-        trace = _cached_trace(self._traces, base, arrays)
+        key = trace_key(flat, fmt, self._param_specs())
+        trace = _cached_trace(self._traces, key, arrays)
         if trace is None:
             with _traces_lock:
-                trace = _cached_trace(self._traces, base, arrays)   # (traced by another thread)
+                trace = _cached_trace(self._traces, key, arrays)   # (traced by another thread)
                 if trace is None:
                     trace = self._trace(flat, fmt)
-                    self._keep_trace(self._traces, base, arrays, trace)
+                    if finish_deferred and self._finish_deferred(trace, arrays):
+                        key = trace_key(flat, fmt, self._param_specs())
+                    self._keep_trace(self._traces, key, arrays, trace)
         trace.used = next(_uses)
         return trace
+
+    def _param_specs(self):
+        """``tracing.param_specs`` of this block's parameters, collected again only after some
+        Parameter's arrays were replaced (initialised, cast, moved)."""
+        generation = parameter_module._generation
+        cached = self._specs
+        if cached is None or cached[0] != generation:
+            cached = (generation, param_specs(self.collect_params()))
+            object.__setattr__(self, '_specs', cached)
+        return cached[1]
 
     def _keep_trace(self, traces, base, arrays, trace):
         """Add a new trace to ``traces``; beyond ``MAX_TRACES`` entries, drop the least recently
@@ -525,10 +538,11 @@ class HybridBlock(Block):
         return {p.name: p for p in self.collect_params().values() if p.name in names}
 
     def _finish_deferred(self, trace, arrays):
-        """Give deferred parameters of the graph the shapes it infers, and create them."""
+        """Give deferred parameters of the graph the shapes it infers, and create them;
+        whether there were any."""
         pending = [p for p in self._graph_params(trace).values() if p._deferred_init]
         if not pending:
-            return
+            return False
         nodes = topo_nodes(trace.output._outputs)
         given = {s.name: a.shape for s, a in zip(trace.inputs, arrays)}
         try:
@@ -548,6 +562,7 @@ class HybridBlock(Block):
                                  'Give the layer its input size (in_units, in_channels).')
         for p in pending:
             p._finish_deferred_init()
+        return True
 
     def infer_shape(self, *args):
         """Infer and set the shapes of the parameters from input arrays."""
@@ -560,7 +575,7 @@ class HybridBlock(Block):
     def _infer_attrs(self, kind, args):
         flat, fmt = _flatten(args, 'input')
         arrays = [a for a in flat if a is not None]
-        trace = self._get_trace(flat, fmt)
+        trace = self._get_trace(flat, fmt, finish_deferred=False)
         nodes = topo_nodes(trace.output._outputs)
         given = {s.name: (a.shape if kind == 'shape' else np.dtype(a.dtype))
                  for s, a in zip(trace.inputs, arrays)}

@@ -285,6 +285,20 @@ def _forget(filenames):
         linecache.cache.pop(filename, None)
 
 
+def signature(arrays, ctx, is_train, shaped=None):
+    """The one key of compiled code: per array (anything with ``shape`` and ``dtype``) its dtype,
+    and its shape where ``shaped`` says (a bool per array; default all), then the context and
+    the mode. A CachedOp keys its plans by it over every input, with the gradients wanted; a
+    HybridBlock keys its traces by it over its inputs (their shapes only where tracing read
+    them) and its parameters, with the argument structure and AMP's input rule
+    (``tracing.trace_key``)."""
+    if shaped is None:
+        shapes = tuple([a.shape for a in arrays])
+    else:
+        shapes = tuple([a.shape if keep else None for a, keep in zip(arrays, shaped)])
+    return (shapes, tuple([a.dtype for a in arrays]), ctx, is_train)
+
+
 class CachedOp:
     """A graph (``Symbol``) compiled for fast repeated calls on NDArrays.
 
@@ -332,8 +346,7 @@ class CachedOp:
             self._last = (None, None)
 
     def _plan(self, datas, ctx, is_train, grad_mask):
-        key = (tuple([d.shape for d in datas]), tuple([d.dtype for d in datas]), ctx, is_train,
-               grad_mask)
+        key = signature(datas, ctx, is_train) + (grad_mask,)
         last_key, last_plan = self._last
         if key == last_key:
             return last_plan

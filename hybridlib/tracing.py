@@ -11,12 +11,17 @@ import os
 import threading
 import traceback
 
+from collections import namedtuple
+
+import numpy as np
+
 from . import autograd
 from . import parameter as parameter_module
+from .cached_op import signature
+from .graph import topo_nodes
 from .ndarray import NDArray
 from .nested import flatten_nested, regroup_nested as _regroup
 from .ops import frontend as _frontend
-from .graph import topo_nodes
 
 __all__ = ['MAX_TRACES']
 
@@ -34,6 +39,29 @@ def _flatten(args, inout_str):
 
 def _freeze(fmt):
     return tuple(_freeze(f) for f in fmt) if isinstance(fmt, list) else fmt
+
+
+# a parameter's shape and dtype, as a trace key holds them
+ParamSpec = namedtuple('ParamSpec', ['shape', 'dtype'])
+
+
+def param_specs(params):
+    """The ``ParamSpec`` of each Parameter of ``params`` (a ParameterDict), in order."""
+    return tuple([ParamSpec(tuple(p.shape or ()), np.dtype(p.dtype)) for p in params.values()])
+
+
+def trace_key(flat, fmt, specs):
+    """The key a HybridBlock keeps a trace by: the argument structure and its None pattern,
+    AMP's input rule, and ``cached_op.signature`` over the inputs (without their shapes: a
+    trace that reads them is kept under them too) and the parameters ``specs``."""
+    arrays = [a._data for a in flat if a is not None]
+    shaped = [False] * len(arrays) + [True] * len(specs)
+    return (_freeze(fmt), tuple([a is None for a in flat]), _frontend.input_rule,
+            signature(arrays + list(specs), flat_ctx(flat), autograd.is_training(), shaped))
+
+
+def flat_ctx(flat):
+    return next(a for a in flat if a is not None)._ctx
 
 
 _tracing = threading.local()
@@ -124,15 +152,19 @@ class _Trace:
         if all(type(a) is NDArray for a in args):
             shapes = tuple(a.shape for a in args) if self.shape_dependent else None
             self.signature = (tuple(a._data.dtype for a in args), args[0]._ctx,
-                              autograd.is_training(), _frontend.input_rule, shapes)
+                              autograd.is_training(), _frontend.input_rule, shapes,
+                              parameter_module._generation)
 
     def matches(self, args):
-        """Whether plain NDArray ``args`` would get this trace from the general lookup."""
+        """Whether plain NDArray ``args`` would get this trace from the general lookup: the
+        parts of ``trace_key`` that can change between calls, checked without building it
+        (the parameters' shapes and dtypes cannot change while no Parameter's arrays are
+        replaced)."""
         if self.signature is None:
             return False
-        dtypes, ctx, training, rule, shapes = self.signature
+        dtypes, ctx, training, rule, shapes, generation = self.signature
         if len(args) != len(dtypes) or autograd.is_training() != training or \
-                _frontend.input_rule is not rule:
+                _frontend.input_rule is not rule or generation != parameter_module._generation:
             return False
         for a, dtype in zip(args, dtypes):
             if type(a) is not NDArray or a._data.dtype != dtype or \

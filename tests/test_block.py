@@ -952,6 +952,49 @@ def test_the_trace_dropped_is_the_least_recently_used(monkeypatch):
     assert net.traces == 5 and len(net._traces) == 4
 
 
+class CastsLikeItsWeight(gluon.HybridBlock):
+    """Reads its parameter's dtype and shape while tracing: both belong in the trace key."""
+
+    def __init__(self):
+        super().__init__()
+        self.traces = 0
+        with self.name_scope():
+            self.w = self.params.get('w', shape=(3,), init=mx.init.Uniform())
+
+    def hybrid_forward(self, F, x, w):
+        if F is sym:
+            self.traces += 1
+        return F.cast(x, dtype=w.dtype).reshape((-1, w.shape[0])) * w * 1.001
+
+
+def test_a_trace_is_keyed_by_its_parameters_dtypes():
+    net = CastsLikeItsWeight()
+    net.initialize()
+    net.hybridize()
+    x = data(2, 3)
+    assert net(x).dtype == np.float32
+    net.w.cast('float16')      # the Parameter itself, not Block.cast: no trace is cleared
+    out = net(x)
+    expected = net.hybrid_forward(nd, x, w=net.w.data())
+    assert out.dtype == expected.dtype == np.float16
+    assert np.array_equal(out.asnumpy(), expected.asnumpy())
+    assert net.traces == 2
+    net.w.cast('float32')
+    assert net(x).dtype == np.float32 and net.traces == 2      # the first trace again
+
+
+def test_deferred_parameters_are_traced_once():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4), nn.Dense(2))
+    net.initialize()
+    net.hybridize()
+    x = data(3, 5)
+    first = net(x)
+    (trace,) = [v for v in net._traces.values()]
+    assert net(x) is not first and [v for v in net._traces.values()] == [trace]
+    check_hybrid(net, [x])
+
+
 class Broken(gluon.HybridBlock):
     def hybrid_forward(self, F, x):
         return F.reshape(x, shape=(7, 7))           # the line the error points at

@@ -198,14 +198,14 @@ class _RNNLayer(HybridBlock):
             return super().__call__(inputs, states, sequence_length, **kwargs)
         return super().__call__(inputs, states, **kwargs)
 
-    def _get_trace(self, flat, fmt):
+    def _get_trace(self, flat, fmt, finish_deferred=True):
         # MXNet 1.9.1 keeps the graph of the first hybridized call, so a layer first called
         # without states then returns no states when called with them (and the reverse). The
         # graph depends on it: here each return structure has its own traces.
         outer = self._traces
         self._traces = outer.setdefault(('skip_states', self.skip_states), {})
         try:
-            return super()._get_trace(flat, fmt)
+            return super()._get_trace(flat, fmt, finish_deferred)
         finally:
             self._traces = outer
 
