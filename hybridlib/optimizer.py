@@ -13,8 +13,8 @@ plain updates stay one fused operator per weight written in place (the same numb
 ``mx.optimizer.contrib`` (GroupAdaGrad) is ``optimizer_contrib.py``.
 
 The base class, the registry and what the update rules share are ``optimizer_base.py``;
-``Updater`` and the states file it writes are ``optimizer_states.py``; this module serves their
-names. The optimizers themselves are defined here, so that the names saved states files and
+``Updater`` is ``optimizer_updater.py`` and the states file it writes ``optimizer_states.py``;
+this module serves their names. The optimizers themselves are defined here, so that the names saved states files and
 pickles give them (``hybridlib.optimizer:SGD``, ...) stay the same.
 
 The per-parameter learning rate is ``lr * lr_mult`` and weight decay ``wd * wd_mult``, the
@@ -45,7 +45,7 @@ import numpy as np
 from . import ndarray as nd
 from .optimizer_base import (_F16, Optimizer, _ImplUpdate, _as_lists, _fused, _interleave,
                              _warn_float16, _zeros, create, register)
-from .optimizer_states import Updater, get_updater
+from .optimizer_updater import Updater, get_updater
 # names scripts may import from here too (MXNet's optimizer module serves NDArray as well)
 from .base import MXNetError, NotSupportedError  # noqa: F401
 from .lr_scheduler import LRScheduler  # noqa: F401
