@@ -26,14 +26,13 @@ LATER = {
     'visualization': 'mx.viz', 'profiler': 'mx.profiler', 'monitor': 'mx.monitor (Module)',
     'executor_manager': 'the Module API', 'notebook*': 'callbacks for notebooks',
     'rnn*': 'the legacy symbolic RNN API (BucketSentenceIter, checkpoints)',
-    'contrib.io': 'DataLoaderIter (an mx.io iterator)',
     'contrib.svrg_optimization*': 'SVRG on the Module API',
 }
 LATER_NAMES = {
     '': ['io', 'mod', 'model', 'module', 'callback', 'viz', 'visualization', 'profiler', 'mon',
          'monitor', 'executor_manager', 'notebook'],
     'test_utils': ['DummyIter', 'get_mnist_iterator'],
-    'contrib': ['io', 'svrg_optimization'],
+    'contrib': ['svrg_optimization'],
     'contrib.amp*': ['convert_bucketing_module'],
 }
 
