@@ -11,6 +11,7 @@ from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus
 from . import ops                    # registers every operator
 from . import autograd, name, attribute, random, random as rnd
 from . import ndarray, symbol, executor
+from . import visualization, visualization as viz
 from .attribute import AttrScope
 from . import ndarray as nd
 from . import symbol as sym
@@ -30,7 +31,8 @@ from . import layout as _layout
 __version__ = libinfo.__version__
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
-           'nd', 'ndarray', 'sym', 'symbol', 'autograd', 'random', 'rnd', 'context', 'base',
+           'nd', 'ndarray', 'sym', 'symbol', 'viz', 'visualization', 'autograd', 'random', 'rnd',
+           'context', 'base',
            'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
            'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
            'kvstore', 'kv', 'recordio', 'contrib', 'io', 'image', 'img', 'operator', 'test_utils',

@@ -23,13 +23,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LATER = {
     'io*': 'mx.io iterators',
     'model': 'mx.model checkpoints', 'module*': 'mx.mod.Module', 'callback': 'mx.callback',
-    'visualization': 'mx.viz', 'profiler': 'mx.profiler', 'monitor': 'mx.monitor (Module)',
+    'profiler': 'mx.profiler', 'monitor': 'mx.monitor (Module)',
     'executor_manager': 'the Module API', 'notebook*': 'callbacks for notebooks',
     'rnn*': 'the legacy symbolic RNN API (BucketSentenceIter, checkpoints)',
     'contrib.svrg_optimization*': 'SVRG on the Module API',
 }
 LATER_NAMES = {
-    '': ['io', 'mod', 'model', 'module', 'callback', 'viz', 'visualization', 'profiler', 'mon',
+    '': ['io', 'mod', 'model', 'module', 'callback', 'profiler', 'mon',
          'monitor', 'executor_manager', 'notebook'],
     'test_utils': ['DummyIter', 'get_mnist_iterator'],
     'contrib': ['svrg_optimization'],
