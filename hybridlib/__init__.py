@@ -19,6 +19,8 @@ from . import initializer, initializer as init
 from . import parameter, block, cached_op, nn
 ndarray.CachedOp = ndarray.op.CachedOp = cached_op.NDArrayCachedOp   # mx.nd.CachedOp
 from . import optimizer, lr_scheduler, metric, kvstore, recordio
+from . import model, callback, monitor
+from . import monitor as mon
 from . import kvstore as kv
 from . import gluon, contrib
 from . import io, image, image as img, operator, test_utils
@@ -35,7 +37,8 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'context', 'base',
            'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
            'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
-           'kvstore', 'kv', 'recordio', 'contrib', 'io', 'image', 'img', 'operator', 'test_utils',
+           'kvstore', 'kv', 'model', 'callback', 'monitor', 'mon', 'recordio', 'contrib', 'io',
+           'image', 'img', 'operator', 'test_utils',
            'engine', 'error', 'log', 'registry', 'runtime', 'util', 'libinfo', 'is_np_array',
            'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np', 'use_np_array',
            'use_np_shape', 'install_mxnet_alias', 'uninstall_mxnet_alias']

@@ -96,6 +96,8 @@ def _as_dict(values, names, what):
 class Executor:
     """A Symbol bound to argument, gradient and auxiliary arrays (as ``mxnet.executor``)."""
 
+    _monitor = None     # (callback, monitor_all) from set_monitor_callback
+
     def __init__(self, symbol, ctx, args, args_grad=None, grad_req='write', aux_states=None):
         self._symbol = symbol
         self._ctx = ctx or current_context()
@@ -148,9 +150,41 @@ class Executor:
         arrays.update(self.aux_dict)
         values = _input_values(self._symbol, arrays)
         nodes = topo_nodes(self._symbol._outputs)
-        self._values = run_graph(nodes, values, is_train)
+        if self._monitor is None:
+            self._values = run_graph(nodes, values, is_train)
+        else:
+            self._values = self._run_monitored(nodes, values, is_train)
         self.outputs = [self._values[e] for e in self._symbol._outputs]
         return self.outputs
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Install ``callback(name, array)``, called by ``forward`` for each operator's outputs.
+
+        ``name`` is bytes, as MXNet's C callback gives it (``base.py_str`` reads it), such as
+        ``b'fc1_output'``; ``array`` is the NDArray itself (MXNet gives a handle). With
+        ``monitor_all`` the operator's inputs are reported too, before it runs: a variable
+        input by its own name and then by ``NODE_INPUTNAME`` (``b'fc1_weight'``). ``backward``
+        reports nothing (MXNet also reports its ``*_backward_*`` nodes). ``mx.mon.Monitor``
+        installs itself through this; ``callback=None`` removes the callback.
+        """
+        self._monitor = None if callback is None else (callback, bool(monitor_all))
+
+    def _run_monitored(self, nodes, values, is_train):
+        """``run_graph`` one node at a time, reporting around each operator as MXNet does."""
+        callback, monitor_all = self._monitor
+        for node in nodes:
+            if node.op is not None and monitor_all:
+                names = node.op.list_inputs(node.params)
+                for i, entry in enumerate(node.inputs):
+                    if entry[0].op is None:
+                        callback(entry[0].name.encode('utf-8'), values[entry])
+                    suffix = names[i] if i < len(names) else f'input{i}'
+                    callback(f'{node.name}_{suffix}'.encode('utf-8'), values[entry])
+            run_graph([node], values, is_train)
+            if node.op is not None:
+                for i in range(node.num_outputs):
+                    callback(node.output_name(i).encode('utf-8'), values[(node, i)])
+        return values
 
     def backward(self, out_grads=None, is_train=True):
         """Gradients for the last forward, written into the bound gradient arrays."""

@@ -22,15 +22,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # mx.profiler) and what stands on them. They may be short until then.
 LATER = {
     'io*': 'mx.io iterators',
-    'model': 'mx.model checkpoints', 'module*': 'mx.mod.Module', 'callback': 'mx.callback',
-    'profiler': 'mx.profiler', 'monitor': 'mx.monitor (Module)',
+    'module*': 'mx.mod.Module', 'profiler': 'mx.profiler',
     'executor_manager': 'the Module API', 'notebook*': 'callbacks for notebooks',
     'rnn*': 'the legacy symbolic RNN API (BucketSentenceIter, checkpoints)',
     'contrib.svrg_optimization*': 'SVRG on the Module API',
 }
 LATER_NAMES = {
-    '': ['io', 'mod', 'model', 'module', 'callback', 'profiler', 'mon',
-         'monitor', 'executor_manager', 'notebook'],
+    '': ['io', 'mod', 'module', 'profiler', 'executor_manager', 'notebook'],
     'test_utils': ['DummyIter', 'get_mnist_iterator'],
     'contrib': ['svrg_optimization'],
     'contrib.amp*': ['convert_bucketing_module'],
