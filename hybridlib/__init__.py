@@ -24,6 +24,8 @@ from . import monitor as mon
 from . import kvstore as kv
 from . import gluon, contrib
 from . import io, image, image as img, operator, test_utils
+from . import rnn                    # mx.rnn: the legacy symbolic RNN API (not gluon.rnn)
+from . import executor_manager, module, module as mod
 from . import engine, error, log, registry, runtime, util
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
                    use_np_array, use_np_shape)
@@ -38,7 +40,7 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
            'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
            'kvstore', 'kv', 'model', 'callback', 'monitor', 'mon', 'recordio', 'contrib', 'io',
-           'image', 'img', 'operator', 'test_utils',
+           'image', 'img', 'operator', 'test_utils', 'rnn', 'executor_manager', 'module', 'mod',
            'engine', 'error', 'log', 'registry', 'runtime', 'util', 'libinfo', 'is_np_array',
            'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np', 'use_np_array',
            'use_np_shape', 'install_mxnet_alias', 'uninstall_mxnet_alias']

@@ -11,14 +11,19 @@ import numpy as np
 from . import ndarray as nd, tape
 from .base import MXNetError, NotSupportedError
 from .context import current_context
-from .graph import topo_nodes
+from .graph import infer_graph, topo_nodes
 from .ndarray import NDArray, invoke_all
+from .ops.registry import Params
 
 __all__ = ['run_graph', 'evaluate', 'Executor', 'simple_bind']
 
 
-def run_graph(nodes, values, is_train=False):
-    """Compute every entry of ``nodes`` missing from ``values`` ({entry: NDArray}), in order."""
+def run_graph(nodes, values, is_train=False, params=None):
+    """Compute every entry of ``nodes`` missing from ``values`` ({entry: NDArray}), in order.
+
+    ``params`` ({node: Params}) replaces some nodes' attributes (``resolve_shapes``).
+    """
+    params = params or {}
     for node in nodes:
         if node.op is None:
             if (node, 0) not in values:
@@ -28,12 +33,38 @@ def run_graph(nodes, values, is_train=False):
             continue
         ins = [values[e] for e in node.inputs]
         try:
-            outs = invoke_all(node.op, ins, node.params, is_train=is_train)
+            outs = invoke_all(node.op, ins, params.get(node, node.params), is_train=is_train)
         except MXNetError as err:
             raise type(err)(f'while running node {node.name!r}: {err}') from None
         for i, out in enumerate(outs):
             values[(node, i)] = out
     return values
+
+
+def _unknown_shape(node):
+    """Whether ``node`` makes an array (no inputs) of a shape with unknown (0) dimensions, as
+    the zero begin states of MXNet's legacy RNN cells do: ``sym.zeros(shape=(0, H))``."""
+    shape = node.params.get('shape') if node.op is not None and not node.inputs else None
+    return bool(shape) and not all(shape)
+
+
+def resolve_shapes(nodes, arrays):
+    """``{node: Params}`` for the creation nodes of unknown dimensions (``_unknown_shape``),
+    their shape inferred from the input arrays ({name: NDArray}) over the whole graph, as
+    MXNet's executor infers every shape before it runs."""
+    unknown = [n for n in nodes if _unknown_shape(n)]
+    if not unknown:
+        return {}
+    shapes = infer_graph(nodes, 'shape', {name: a.shape for name, a in arrays.items()})
+    params = {}
+    for node in unknown:
+        shape = shapes.get((node, 0))
+        if shape is None or 0 in shape:
+            raise MXNetError(f'node {node.name!r} ({node.op.name}): its shape '
+                             f'{node.params["shape"]} has unknown dimensions that the input '
+                             'shapes do not determine; give the shape in full')
+        params[node] = Params(node.params, shape=tuple(shape))
+    return params
 
 
 def _input_values(symbol, arrays, ctx=None):
@@ -61,7 +92,9 @@ def evaluate(symbol, arrays, ctx=None, is_train=None):
     """The outputs of ``symbol`` for input NDArrays given by name, as a list."""
     if is_train is None:
         is_train = tape.is_training()
-    values = run_graph(topo_nodes(symbol._outputs), _input_values(symbol, arrays, ctx), is_train)
+    nodes = topo_nodes(symbol._outputs)
+    values = run_graph(nodes, _input_values(symbol, arrays, ctx), is_train,
+                       resolve_shapes(nodes, arrays))
     return [values[e] for e in symbol._outputs]
 
 
@@ -123,6 +156,7 @@ class Executor:
         self.outputs = []
         self._values = None
         self._backward = None
+        self._resolved = None   # (input shapes, resolve_shapes for them)
 
     @property
     def arg_arrays(self):
@@ -150,10 +184,14 @@ class Executor:
         arrays.update(self.aux_dict)
         values = _input_values(self._symbol, arrays)
         nodes = topo_nodes(self._symbol._outputs)
+        key = {name: a.shape for name, a in arrays.items()}
+        if self._resolved is None or self._resolved[0] != key:
+            self._resolved = (key, resolve_shapes(nodes, arrays))
+        params = self._resolved[1]
         if self._monitor is None:
-            self._values = run_graph(nodes, values, is_train)
+            self._values = run_graph(nodes, values, is_train, params)
         else:
-            self._values = self._run_monitored(nodes, values, is_train)
+            self._values = self._run_monitored(nodes, values, is_train, params)
         self.outputs = [self._values[e] for e in self._symbol._outputs]
         return self.outputs
 
@@ -169,7 +207,7 @@ class Executor:
         """
         self._monitor = None if callback is None else (callback, bool(monitor_all))
 
-    def _run_monitored(self, nodes, values, is_train):
+    def _run_monitored(self, nodes, values, is_train, params):
         """``run_graph`` one node at a time, reporting around each operator as MXNet does."""
         callback, monitor_all = self._monitor
         for node in nodes:
@@ -180,7 +218,7 @@ class Executor:
                         callback(entry[0].name.encode('utf-8'), values[entry])
                     suffix = names[i] if i < len(names) else f'input{i}'
                     callback(f'{node.name}_{suffix}'.encode('utf-8'), values[entry])
-            run_graph([node], values, is_train)
+            run_graph([node], values, is_train, params)
             if node.op is not None:
                 for i in range(node.num_outputs):
                     callback(node.output_name(i).encode('utf-8'), values[(node, i)])

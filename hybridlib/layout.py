@@ -28,7 +28,7 @@ PATHS = {
     'gluon.parameter': 'parameter',
     'gluon.trainer': 'trainer',
     'gluon.nn': 'nn',
-    'gluon.rnn': 'rnn',
+    'gluon.rnn': 'gluon_rnn',
     'gluon.loss': 'loss',
     'gluon.data': 'data',
     'gluon.model_zoo': 'model_zoo',

@@ -494,6 +494,10 @@ def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
             raise MXNetError(f'operator {op.name} ({node_name}): input {in_name!r} is a group '
                              f'of {len(x._outputs)} outputs; pass one of them')
         entries.append(x._outputs[0])
+        init = op.var_inits.get(in_name)
+        source = x._outputs[0][0]
+        if init is not None and source.op is None and '__init__' not in source.user_attrs:
+            source.user_attrs['__init__'] = init
     node = Node(op, node_name, params, attrs, user_attrs, entries)
     node.infer_hints()
     return Symbol([(node, i) for i in range(op.num_visible_outputs(params))])

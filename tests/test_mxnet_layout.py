@@ -21,15 +21,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Modules that the classic-API issue builds (mx.io, mx.mod, mx.model, callbacks, mx.viz,
 # mx.profiler) and what stands on them. They may be short until then.
 LATER = {
-    'io*': 'mx.io iterators',
-    'module*': 'mx.mod.Module', 'profiler': 'mx.profiler',
-    'executor_manager': 'the Module API', 'notebook*': 'callbacks for notebooks',
-    'rnn*': 'the legacy symbolic RNN API (BucketSentenceIter, checkpoints)',
+    'profiler': 'mx.profiler',
+    'notebook*': 'callbacks for notebooks',
     'contrib.svrg_optimization*': 'SVRG on the Module API',
 }
 LATER_NAMES = {
-    '': ['io', 'mod', 'module', 'profiler', 'executor_manager', 'notebook'],
-    'test_utils': ['DummyIter', 'get_mnist_iterator'],
+    '': ['profiler', 'notebook'],
     'contrib': ['svrg_optimization'],
     'contrib.amp*': ['convert_bucketing_module'],
 }

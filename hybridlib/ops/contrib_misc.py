@@ -79,6 +79,7 @@ class _contrib_SyncBatchNorm:
     statistics update in training mode as BatchNorm's do. ``ndev`` and ``key`` name the
     devices to synchronise; hybridlib computes each device's statistics on its own batch.
     """
+    var_inits = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
     inputs = ('data', 'gamma', 'beta', 'moving_mean', 'moving_var')
     aux = ('moving_mean', 'moving_var')
     attrs = _SYNC_BN_ATTRS
@@ -116,6 +117,7 @@ class _contrib_BatchNormWithReLU:
     positive. (MXNet's CPU kernel, after a predict-mode forward, reads a mask that only a
     training-mode forward writes; here the mask is always the forward's output.)
     """
+    var_inits = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
     inputs = _BATCH_NORM.inputs
     aux = _BATCH_NORM.aux
     attrs = _BATCH_NORM.attrs

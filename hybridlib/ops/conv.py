@@ -666,6 +666,16 @@ def _conv_infer(attrs, data, weight, bias=None, deconv=False):
     return ins, [_join(n, f, out_sp, cl)]
 
 
+def _conv_shapes(attrs, data, weight, bias=None, out_shapes=None):
+    """``_conv_infer``, with an unknown batch size of the data taken from the output's, as
+    MXNet infers it backwards (the zero state ``sym.zeros((0, C, H, W))`` of a convolutional
+    RNN cell gets the batch size so)."""
+    out = out_shapes[0] if out_shapes else None
+    if data is not None and out is not None and len(out) == len(data) and not data[0]:
+        data = (out[0],) + tuple(data[1:])
+    return _conv_infer(attrs, data, weight, bias)
+
+
 def _add_bias(out, bias):
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
@@ -709,7 +719,7 @@ class Convolution:
     list_inputs = _with_bias
     attrs = _CONV_ATTRS
     check = _check_conv
-    infer_shape = _conv_infer
+    infer_shape = _conv_shapes
     infer_type = _float_types
 
     def specialise(xp, attrs, shapes, dtypes, is_train):

@@ -179,6 +179,7 @@ class BatchNorm_v1:
     itself (BatchNorm's third output is the inverse standard deviation). Training mode (unless
     ``use_global_stats``) uses the batch's statistics and updates the moving ones in place.
     """
+    var_inits = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
     inputs = ('data', 'gamma', 'beta', 'moving_mean', 'moving_var')
     aux = ('moving_mean', 'moving_var')
     attrs = _BN_V1_ATTRS
@@ -310,6 +311,7 @@ class IdentityAttachKLSparseReg:
     """``data`` (N, C, ...) passed through; the backward pass adds the gradient of a KL
     sparsity penalty on the mean activation of each channel, tracked in the auxiliary
     ``moving_avg`` (C,) (see the module docstring). Meant for the output of a sigmoid."""
+    var_inits = {'moving_avg': '["zero", {}]'}
     inputs = ('data', 'moving_avg')
     aux = ('moving_avg',)
     attrs = _KL_ATTRS

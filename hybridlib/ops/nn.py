@@ -241,6 +241,16 @@ def _fc_fill_data(attrs, data, k):
     return tuple(data)
 
 
+def _fc_fill_batch(attrs, data, out):
+    """Data's leading (batch) dimension(s) from the output's, as MXNet infers them backwards:
+    a zero state of batch size 0 (``sym.zeros((0, H))``) gets the batch size of the output."""
+    lead = 1 if attrs.flatten else len(data) - 1
+    if len(out) != (2 if attrs.flatten else len(data)):
+        return data
+    merged = merge_shape(tuple(data[:lead]), tuple(out[:lead]), 'data and output (batch axes)')
+    return merged + tuple(data[lead:])
+
+
 @register('FullyConnected')
 class FullyConnected:
     """``out = data . weight^T + bias``.
@@ -271,7 +281,7 @@ class FullyConnected:
             return y
         return fully_connected
 
-    def infer_shape(attrs, data, weight, bias=None):
+    def infer_shape(attrs, data, weight, bias=None, out_shapes=None):
         h = attrs.num_hidden
         k = 0
         if data is not None:
@@ -282,6 +292,8 @@ class FullyConnected:
         weight = merge_shape((h, k), weight, 'weight')
         if data is not None and weight[1]:
             data = _fc_fill_data(attrs, data, weight[1])
+        if data is not None and out_shapes and out_shapes[0] is not None:
+            data = _fc_fill_batch(attrs, data, out_shapes[0])
         ins = [data, weight]
         if not attrs.no_bias:
             ins.append(merge_shape((h,), bias, 'bias'))
@@ -424,6 +436,7 @@ class LeakyReLU:
 
     data: any shape; outputs have its shape.
     """
+    var_inits = {'gamma': '["Constant", {"value": 0.25}]'}
     inputs = ('data', 'gamma')
     list_inputs = _leaky_inputs
     attrs = dict(act_type=Str('leaky', choices=('elu', 'gelu', 'leaky', 'prelu', 'rrelu',

@@ -192,6 +192,7 @@ class BatchNorm:
     """
     inputs = ('data', 'gamma', 'beta', 'moving_mean', 'moving_var')
     aux = ('moving_mean', 'moving_var')
+    var_inits = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
     attrs = _BN_ATTRS
     num_outputs = 3
     train_aware = True

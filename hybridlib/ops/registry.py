@@ -9,6 +9,10 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    ``list_inputs`` counts them (Custom: its prop's arguments)
 ``aux``            inputs that the operator mutates (BatchNorm's running statistics), or
                    ``aux(attrs)`` giving their names
+``var_inits``      {input name: initializer JSON} that a variable given as that input gets as
+                   its ``__init__`` attribute, unless it has one, when the operator is composed
+                   into a Symbol (MXNet's FSetInputVarAttrOnCompose: BatchNorm's running
+                   statistics start at zero and one whatever the Module's initializer)
 ``attrs``          typed attributes (``attrs.py``), in MXNet's order
 ``open_attrs``     any other keyword is an attribute too, kept as its MXNet string (Custom
                    hands them to its prop)
@@ -193,7 +197,8 @@ class OpDef:
                  variadic=None, aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
                  infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
                  inplace=(), aliases=(), check=None, hint=None, array_form=None,
-                 specialise=None, reads_out=None, reshapes=False, open_attrs=False, doc=''):
+                 specialise=None, reads_out=None, reshapes=False, open_attrs=False,
+                 var_inits=None, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -202,6 +207,7 @@ class OpDef:
         self._list_inputs = list_inputs
         self.variadic = variadic
         self.aux = aux if callable(aux) else tuple(aux)
+        self.var_inits = dict(var_inits or {})
         self.attrs = dict(attrs or {})
         self.open_attrs = open_attrs
         for key, attr in self.attrs.items():
@@ -410,7 +416,8 @@ def register_op(op):
 _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'aux', 'attrs',
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
-                 'array_form', 'specialise', 'reads_out', 'reshapes', 'open_attrs'}
+                 'array_form', 'specialise', 'reads_out', 'reshapes', 'open_attrs',
+                 'var_inits'}
 
 
 def register(name, **options):

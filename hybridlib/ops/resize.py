@@ -121,6 +121,7 @@ class UpSampling:
     k = 2 * scale - scale % 2: a Deconvolution with stride ``scale``, pad ceil((scale - 1) / 2)
     and ``num_group = num_filter = C`` (MXNet requires num_filter to equal C).
     """
+    var_inits = {'weight': '["bilinear", {}]'}
     variadic = 'num_args'
     attrs = dict(scale=Int(), num_filter=Int(0), sample_type=Str(choices=('bilinear', 'nearest')),
                  multi_input_mode=Str('concat', choices=('concat', 'sum')), num_args=Int(),

@@ -1,880 +1,665 @@
-"""Recurrent cells (``gluon.rnn``), as MXNet 1.9.1's: one time step per call, ``unroll`` for a
-sequence.
+"""MXNet's legacy symbolic RNN cells (``mx.rnn.rnn_cell``), as MXNet 1.9.1's.
 
 ``RNNCell``, ``LSTMCell`` and ``GRUCell`` hold ``i2h_weight (G*H, C)``, ``h2h_weight (G*H, H)``,
-``i2h_bias``, ``h2h_bias`` and compute a step with ``FullyConnected`` and element-wise
-operators (the gate math of the fused ``RNN`` operator, gates in the same order, so a stack of
-cells with a fused layer's weights computes the same: ``_RNNLayer._unfuse``). Containers
-stack cells (``SequentialRNNCell``, ``HybridSequentialRNNCell``) or run two over a sequence in
-both directions (``BidirectionalCell``); modifier cells wrap one (``ZoneoutCell``,
-``ResidualCell``); ``DropoutCell`` and ``VariationalDropoutCell`` drop inputs.
+``i2h_bias`` and ``h2h_bias`` (G*H,) for G = 1, 4 or 3 gates of H units, and add a step to the
+graph with ``FullyConnected`` and element-wise nodes. ``FusedRNNCell`` unrolls all steps and
+layers at once with the ``RNN`` operator over one flat ``parameters`` vector; ``unfuse()`` gives
+the equivalent stack of step-wise cells, and its ``unpack_weights``/``pack_weights`` convert
+between the flat vector and their weights. ``SequentialRNNCell`` stacks cells,
+``BidirectionalCell`` runs two over a sequence in both directions, ``DropoutCell`` drops inputs,
+and modifier cells wrap another (``ZoneoutCell``, ``ResidualCell``). The convolutional cells
+are in ``conv_rnn_cell.py`` and exported here too, as MXNet's module holds them.
 
-States are lists of arrays (N, H); ``begin_state`` makes them, ``unroll(length, inputs,
-begin_state, layout, merge_outputs, valid_length)`` runs a cell over the time axis of an NDArray
-or Symbol (or a list of per-step ones) and returns ``(outputs, states)``.
+Node names follow MXNet's (``lstm_t0_i2h``, ``gru_t1__h2h_slice``, ``bi_t0``, ``lstm_rnn``), so
+an unrolled graph has MXNet's arguments, shapes and JSON.
 """
-import contextlib
-import inspect
-import numbers
+import math
+import warnings
 
-from .. import ndarray, nn, symbol
-from ..block import Block, HybridBlock, UsageError, _indent
-from ..parameter import tensor_types
+from .. import initializer as init
+from .. import ndarray, symbol
+from ..base import numeric_types
+from .cell_base import (MODIFIED, BaseRNNCell, RNNParams, cells_begin_state, cells_pack_weights,
+                        cells_state_info, cells_unpack_weights, check, missing_weight,
+                        normalize_sequence, plus, pop_weight, times)
+from .conv_rnn_cell import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 
-__all__ = ['RecurrentCell', 'HybridRecurrentCell', 'RNNCell', 'LSTMCell', 'GRUCell',
-           'SequentialRNNCell', 'HybridSequentialRNNCell', 'DropoutCell', 'ModifierCell',
-           'ZoneoutCell', 'ResidualCell', 'BidirectionalCell', 'VariationalDropoutCell']
+__all__ = ['RNNParams', 'BaseRNNCell', 'RNNCell', 'LSTMCell', 'GRUCell', 'FusedRNNCell',
+           'SequentialRNNCell', 'DropoutCell', 'ModifierCell', 'ZoneoutCell', 'ResidualCell',
+           'BidirectionalCell', 'BaseConvRNNCell', 'ConvRNNCell', 'ConvLSTMCell', 'ConvGRUCell']
 
-_MODIFIED = ('After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called '
-             'directly. Call the modifier cell instead.')
-
-
-def _check(condition, message):
-    """MXNet's ``assert``s, as UsageError (an AssertionError that ``python -O`` keeps)."""
-    if not condition:
-        raise UsageError(message)
+# the gate suffixes of unpacked weights, per mode of the RNN operator
+_GATES = {'rnn_relu': ('',), 'rnn_tanh': ('',), 'lstm': ('_i', '_f', '_c', '_o'),
+          'gru': ('_r', '_z', '_o')}
 
 
-def call_state_func(func, name, info):
-    """``func(name=name, **info)``: how MXNet makes a begin state.
-
-    ``info`` holds the hidden attribute ``__layout__``, which MXNet's functions take as a
-    keyword. hybridlib's generated ``nd``/``sym`` functions take no ``__x__`` keywords: a Symbol
-    function gets them through ``attr`` (node attributes, in the JSON as MXNet writes them), an
-    NDArray function goes without; functions with ``**kwargs`` (``sym.var``, lambdas) get all.
-    """
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return func(name=name, **info)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return func(name=name, **info)
-    hidden = {k: v for k, v in info.items() if k.startswith('__') and k.endswith('__')}
-    rest = {k: v for k, v in info.items() if k not in hidden}
-    if hidden and 'attr' in params:
-        rest['attr'] = dict(hidden, **(rest.get('attr') or {}))
-    return func(name=name, **rest)
-
-
-def _as_list(obj):
-    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
-
-
-def _cells_state_info(cells, batch_size):
-    return sum([c.state_info(batch_size) for c in cells], [])
-
-
-def _cells_begin_state(cells, **kwargs):
-    return sum([c.begin_state(**kwargs) for c in cells], [])
-
-
-def _get_begin_state(cell, F, begin_state, inputs, batch_size):
-    if begin_state is None:
-        if F is ndarray:
-            ctx = inputs.context if isinstance(inputs, tensor_types) else inputs[0].context
-            with ctx:
-                begin_state = cell.begin_state(func=F.zeros, batch_size=batch_size)
-        else:
-            begin_state = cell.begin_state(func=F.zeros, batch_size=batch_size)
-    return begin_state
-
-
-def _format_sequence(length, inputs, layout, merge, in_layout=None):
-    """``(inputs as one array (merge) or a list of steps, time axis, F, batch size)``."""
-    _check(inputs is not None, 'unroll(inputs=None) has been deprecated. Please create input '
-                               'variables outside unroll.')
-    axis = layout.find('T')
-    batch_axis = layout.find('N')
-    batch_size = 0
-    in_axis = in_layout.find('T') if in_layout is not None else axis
-    if isinstance(inputs, symbol.Symbol):
-        F = symbol
-        if merge is False:
-            _check(len(inputs.list_outputs()) == 1,
-                   "unroll doesn't allow grouped symbol as input. Please convert to list with "
-                   'list(inputs) first or let unroll handle splitting.')
-            inputs = list(symbol.split(inputs, axis=in_axis, num_outputs=length,
-                                       squeeze_axis=1))
-    elif isinstance(inputs, ndarray.NDArray):
-        F = ndarray
-        batch_size = inputs.shape[batch_axis]
-        if merge is False:
-            _check(length is None or length == inputs.shape[in_axis],
-                   f'unroll: length {length} differs from the input sequence length '
-                   f'{inputs.shape[in_axis]}')
-            inputs = _as_list(ndarray.split(inputs, axis=in_axis,
-                                            num_outputs=inputs.shape[in_axis], squeeze_axis=1))
-    else:
-        _check(length is None or len(inputs) == length,
-               f'unroll: length {length} differs from the number of inputs {len(inputs)}')
-        if isinstance(inputs[0], symbol.Symbol):
-            F = symbol
-        else:
-            F = ndarray
-            batch_size = inputs[0].shape[0]
-        if merge is True:
-            inputs = F.stack(*inputs, axis=axis)
-            in_axis = axis
-    if isinstance(inputs, tensor_types) and axis != in_axis:
-        inputs = F.swapaxes(inputs, dim1=axis, dim2=in_axis)
-    return inputs, axis, F, batch_size
-
-
-def _mask_sequence_variable_length(F, data, length, valid_length, time_axis, merge):
-    _check(valid_length is not None, 'valid_length is required')
-    if not isinstance(data, tensor_types):
-        data = F.stack(*data, axis=time_axis)
-    outputs = F.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
-                             axis=time_axis)
-    if not merge:
-        outputs = _as_list(F.split(outputs, num_outputs=length, axis=time_axis,
-                                   squeeze_axis=True))
-    return outputs
-
-
-def _format_masked(length, seq, layout, merge, valid_length):
-    """``(seq as merge asks (see _format_sequence), zero past valid_length, F)``."""
-    seq, axis, F, _ = _format_sequence(length, seq, layout, merge)
-    if valid_length is not None:
-        seq = _mask_sequence_variable_length(F, seq, length, valid_length, axis, merge)
-    return seq, F
-
-
-def _reverse_sequences(sequences, unroll_step, valid_length=None):
-    F = symbol if isinstance(sequences[0], symbol.Symbol) else ndarray
-    if valid_length is None:
-        return list(reversed(sequences))
-    reversed_sequences = F.SequenceReverse(F.stack(*sequences, axis=0),
-                                           sequence_length=valid_length,
-                                           use_sequence_length=True)
-    if unroll_step > 1 or F is symbol:
-        return F.split(reversed_sequences, axis=0, num_outputs=unroll_step, squeeze_axis=True)
-    return [reversed_sequences[0]]
-
-
-# -------------------------------------------------------------------------------------------------
-# Bases
-# -------------------------------------------------------------------------------------------------
-
-class RecurrentCell(Block):
-    """The base class of recurrent cells.
+class RNNCell(BaseRNNCell):
+    """Simple recurrent cell: ``out = activation(i2h(x) + h2h(h))``.
 
     Parameters
     ----------
-    prefix : str, optional
-        Prefix of the names of the cell's blocks and (when ``params`` is None) weights.
-    params : ParameterDict, optional
-        Share these weights instead of creating new ones.
+    num_hidden : int
+        Number of units of the output.
+    activation : str or callable, default 'tanh'
+        An ``Activation`` type ('tanh', 'relu', ...) or a function of a Symbol (and ``name``).
+    prefix : str, default 'rnn_'
+        Prefix of the names of nodes (and of the weights when ``params`` is None).
+    params : RNNParams, optional
+        Container for sharing weights between cells.
     """
 
-    def __init__(self, prefix=None, params=None):
+    def __init__(self, num_hidden, activation='tanh', prefix='rnn_', params=None):
         super().__init__(prefix=prefix, params=params)
-        self._modified = False
-        self.reset()
-
-    def reset(self):
-        """Reset the step counters before using the cell for another sequence or graph."""
-        self._init_counter = -1
-        self._counter = -1
-        for cell in self._children.values():
-            # an activation block given to a cell is a child too, without counters (MXNet
-            # 1.9.1 fails on it here)
-            if isinstance(cell, RecurrentCell):
-                cell.reset()
-
-    def state_info(self, batch_size=0):
-        """Shape and layout of each state (a list of dicts)."""
-        raise NotImplementedError()
-
-    def begin_state(self, batch_size=0, func=ndarray.zeros, **kwargs):
-        """The initial states: ``func(name=..., shape=(batch_size, H), **kwargs)`` each.
-
-        Parameters
-        ----------
-        batch_size : int, default 0
-            The batch size N (for the NDArray API; 0 for Symbols).
-        func : callable, default ``nd.zeros``
-            ``nd.zeros``, ``nd.ones``, ``sym.zeros``, ``sym.var`` (to feed states), ...
-        **kwargs
-            More arguments for ``func`` (``ctx``, ``dtype``, ``mean``...).
-
-        Returns
-        -------
-        list of NDArray or Symbol
-        """
-        _check(not self._modified, _MODIFIED)
-        states = []
-        for info in self.state_info(batch_size):
-            self._init_counter += 1
-            if info is not None:
-                info.update(kwargs)
-            else:
-                info = kwargs
-            states.append(call_state_func(
-                func, f'{self._prefix}begin_state_{self._init_counter}', info))
-        return states
-
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
-               valid_length=None):
-        """Run the cell over ``length`` time steps.
-
-        Parameters
-        ----------
-        length : int
-            Number of steps.
-        inputs : NDArray, Symbol or list of them
-            One array (N, T, ...) for 'NTC' or (T, N, ...) for 'TNC', or a list of ``length``
-            arrays (N, ...).
-        begin_state : list of NDArray or Symbol, optional
-            The initial states (zeros from ``begin_state()`` when None).
-        layout : str, default 'NTC'
-        merge_outputs : bool, optional
-            True: the outputs as one array with the time axis of ``layout``; False: a list of
-            per-step outputs; None: whichever is at hand.
-        valid_length : NDArray or Symbol, optional
-            (N,) valid steps of each sequence: the outputs past it are zeros and the states
-            returned are those of the last valid step.
-
-        Returns
-        -------
-        outputs : NDArray, Symbol or list of them
-        states : list of NDArray or Symbol
-        """
-        self.reset()
-        inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
-        states = begin_state
-        outputs = []
-        all_states = []
-        for i in range(length):
-            output, states = self(inputs[i], states)
-            outputs.append(output)
-            if valid_length is not None:
-                all_states.append(states)
-        if valid_length is not None:
-            states = [F.SequenceLast(F.stack(*ele_list, axis=0), sequence_length=valid_length,
-                                     use_sequence_length=True, axis=0)
-                      for ele_list in zip(*all_states)]
-            outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis, True)
-        outputs, _, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
-        return outputs, states
-
-    def _get_activation(self, F, inputs, activation, **kwargs):
-        """Apply ``activation``: a name, a LeakyReLU block or a callable."""
-        func = {'tanh': F.tanh, 'relu': F.relu, 'sigmoid': F.sigmoid,
-                'softsign': F.softsign}.get(activation)
-        if func:
-            return func(inputs, **kwargs)
-        if isinstance(activation, str):
-            return F.Activation(inputs, act_type=activation, **kwargs)
-        if isinstance(activation, nn.LeakyReLU):
-            return F.LeakyReLU(inputs, act_type='leaky', slope=activation._alpha, **kwargs)
-        return activation(inputs, **kwargs)
-
-    def forward(self, inputs, states):
-        """One time step: ``(output, new states)`` from ``inputs`` (N, C) and ``states``."""
-        self._counter += 1
-        return super().forward(inputs, states)
-
-
-class HybridRecurrentCell(RecurrentCell, HybridBlock):
-    """A recurrent cell that can be hybridized."""
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
-    def hybrid_forward(self, F, x, *args, **kwargs):
-        raise NotImplementedError
-
-    def _i2h_h2h_params(self, i2h_shape, h2h_shape, i2h_weight_initializer,
-                        h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer):
-        """Make the parameters of a cell's input and recurrent transforms, in MXNet's order:
-        ``i2h_weight``, ``h2h_weight`` (of these shapes), ``i2h_bias``, ``h2h_bias`` (one per
-        row of the weights). Unknown sizes (0) are inferred on the first call."""
-        rows = (i2h_shape[0],)
-        self.i2h_weight = self.params.get('i2h_weight', shape=i2h_shape,
-                                          init=i2h_weight_initializer,
-                                          allow_deferred_init=True)
-        self.h2h_weight = self.params.get('h2h_weight', shape=h2h_shape,
-                                          init=h2h_weight_initializer,
-                                          allow_deferred_init=True)
-        self.i2h_bias = self.params.get('i2h_bias', shape=rows, init=i2h_bias_initializer,
-                                        allow_deferred_init=True)
-        self.h2h_bias = self.params.get('h2h_bias', shape=rows, init=h2h_bias_initializer,
-                                        allow_deferred_init=True)
-
-
-class _GatedCell(HybridRecurrentCell):
-    """The weights of a cell with ``gates`` gate blocks of ``hidden_size`` rows."""
-    _gates = 1
-
-    def __init__(self, hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params):
-        super().__init__(prefix=prefix, params=params)
-        self._hidden_size = hidden_size
-        self._input_size = input_size
-        rows = self._gates * hidden_size
-        self._i2h_h2h_params((rows, input_size), (rows, hidden_size), i2h_weight_initializer,
-                             h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
-
-    def state_info(self, batch_size=0):
-        return [{'shape': (batch_size, self._hidden_size), '__layout__': 'NC'}]
-
-    def _mapping(self):
-        # MXNet shows the weight's rows, G*H (LSTMCell(3 -> 16) for H = 4)
-        shape = self.i2h_weight.shape
-        return f'{shape[1] if shape[1] else None} -> {shape[0]}'
-
-    def __repr__(self):
-        return f'{type(self).__name__}({self._mapping()})'
-
-    def _projections(self, F, inputs, h, i2h_weight, h2h_weight, i2h_bias, h2h_bias, prefix):
-        rows = self._gates * self._hidden_size
-        i2h = F.FullyConnected(data=inputs, weight=i2h_weight, bias=i2h_bias, num_hidden=rows,
-                               name=prefix + 'i2h')
-        h2h = F.FullyConnected(data=h, weight=h2h_weight, bias=h2h_bias, num_hidden=rows,
-                               name=prefix + 'h2h')
-        return i2h, h2h
-
-
-_CELL_DOC = """
-    Parameters
-    ----------
-    hidden_size : int
-        The number of features H of the state.
-    i2h_weight_initializer, h2h_weight_initializer : str or Initializer
-    i2h_bias_initializer, h2h_bias_initializer : str or Initializer, default 'zeros'
-    input_size : int, default 0
-        The number of input features C; 0 infers it on the first call.
-    prefix : str, optional
-    params : ParameterDict, optional
-
-    Inputs: ``data`` (N, C); ``states``: {states}, each (N, H).
-    Outputs: ``out`` (N, H); ``next_states``, shaped as ``states``.
-"""
-
-
-class RNNCell(_GatedCell):
-    r"""Elman RNN cell: ``h_t = act(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh)``.
-
-    ``activation`` (str, a LeakyReLU block or a callable, default 'tanh') is the
-    non-linearity.
-    """
-
-    def __init__(self, hidden_size, activation='tanh', i2h_weight_initializer=None,
-                 h2h_weight_initializer=None, i2h_bias_initializer='zeros',
-                 h2h_bias_initializer='zeros', input_size=0, prefix=None, params=None):
-        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
+        self._num_hidden = num_hidden
         self._activation = activation
+        self._iW = self.params.get('i2h_weight')
+        self._iB = self.params.get('i2h_bias')
+        self._hW = self.params.get('h2h_weight')
+        self._hB = self.params.get('h2h_bias')
 
-    def _alias(self):
-        return 'rnn'
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
 
-    def __repr__(self):
-        return f'{type(self).__name__}({self._mapping()}, {self._activation})'
+    @property
+    def _gate_names(self):
+        return ('',)
 
-    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        prefix = f't{self._counter}_'
-        i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
-                                     h2h_bias, prefix)
-        i2h_plus_h2h = F.elemwise_add(i2h, h2h, name=prefix + 'plus0')
-        output = self._get_activation(F, i2h_plus_h2h, self._activation, name=prefix + 'out')
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=self._num_hidden, name='%si2h' % name)
+        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
+                                    num_hidden=self._num_hidden, name='%sh2h' % name)
+        output = self._get_activation(plus(i2h, h2h), self._activation, name='%sout' % name)
         return output, [output]
 
 
-class LSTMCell(_GatedCell):
-    r"""Long short-term memory cell.
+class LSTMCell(BaseRNNCell):
+    """Long short-term memory cell; gates in the order input, forget, cell, output.
 
-    ``i, f, g, o = sigmoid, sigmoid, tanh, sigmoid(W_i x_t + b_i + W_h h_(t-1) + b_h)`` (the
-    gates in this order in the weight rows), ``c_t = f c_(t-1) + i g``, ``h_t = o tanh(c_t)``.
-    ``activation`` (default 'tanh') replaces tanh, ``recurrent_activation`` (default
-    'sigmoid') the sigmoid.
+    Parameters
+    ----------
+    num_hidden : int
+        Number of units of the output.
+    prefix : str, default 'lstm_'
+        Prefix of the names of nodes (and of the weights when ``params`` is None).
+    params : RNNParams, optional
+        Container for sharing weights between cells.
+    forget_bias : float, default 1.0
+        Initial bias of the forget gate (Jozefowicz et al. 2015 recommend 1.0): the
+        ``i2h_bias`` variable is initialized by ``init.LSTMBias(forget_bias)``.
     """
-    _gates = 4
 
-    def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros', input_size=0,
-                 prefix=None, params=None, activation='tanh', recurrent_activation='sigmoid'):
-        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
-        self._activation = activation
-        self._recurrent_activation = recurrent_activation
+    def __init__(self, num_hidden, prefix='lstm_', params=None, forget_bias=1.0):
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._iW = self.params.get('i2h_weight')
+        self._hW = self.params.get('h2h_weight')
+        self._iB = self.params.get('i2h_bias', init=init.LSTMBias(forget_bias=forget_bias))
+        self._hB = self.params.get('h2h_bias')
 
-    def state_info(self, batch_size=0):
-        return [{'shape': (batch_size, self._hidden_size), '__layout__': 'NC'},
-                {'shape': (batch_size, self._hidden_size), '__layout__': 'NC'}]
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'},
+                {'shape': (0, self._num_hidden), '__layout__': 'NC'}]
 
-    def _alias(self):
-        return 'lstm'
+    @property
+    def _gate_names(self):
+        return ['_i', '_f', '_c', '_o']
 
-    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        prefix = f't{self._counter}_'
-        i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
-                                     h2h_bias, prefix)
-        gates = F.elemwise_add(i2h, h2h, name=prefix + 'plus0')
-        slice_gates = F.SliceChannel(gates, num_outputs=4, name=prefix + 'slice')
-        in_gate = self._get_activation(F, slice_gates[0], self._recurrent_activation,
-                                       name=prefix + 'i')
-        forget_gate = self._get_activation(F, slice_gates[1], self._recurrent_activation,
-                                           name=prefix + 'f')
-        in_transform = self._get_activation(F, slice_gates[2], self._activation,
-                                            name=prefix + 'c')
-        out_gate = self._get_activation(F, slice_gates[3], self._recurrent_activation,
-                                        name=prefix + 'o')
-        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1], name=prefix + 'mul0'),
-                                F.elemwise_mul(in_gate, in_transform, name=prefix + 'mul1'),
-                                name=prefix + 'state')
-        next_h = F.elemwise_mul(out_gate, F.Activation(next_c, act_type=self._activation,
-                                                       name=prefix + 'activation0'),
-                                name=prefix + 'out')
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=self._num_hidden * 4, name='%si2h' % name)
+        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
+                                    num_hidden=self._num_hidden * 4, name='%sh2h' % name)
+        gates = symbol.SliceChannel(plus(i2h, h2h), num_outputs=4, name='%sslice' % name)
+        in_gate = symbol.Activation(gates[0], act_type='sigmoid', name='%si' % name)
+        forget_gate = symbol.Activation(gates[1], act_type='sigmoid', name='%sf' % name)
+        in_transform = symbol.Activation(gates[2], act_type='tanh', name='%sc' % name)
+        out_gate = symbol.Activation(gates[3], act_type='sigmoid', name='%so' % name)
+        next_c = symbol._internal._plus(times(forget_gate, states[1]), times(in_gate, in_transform),
+                                        name='%sstate' % name)
+        next_h = symbol._internal._mul(out_gate, symbol.Activation(next_c, act_type='tanh'),
+                                       name='%sout' % name)
         return next_h, [next_h, next_c]
 
 
-class GRUCell(_GatedCell):
-    r"""Gated recurrent unit cell, cuDNN's variant (the reset gate applies after the recurrent
-    matrix product).
+class GRUCell(BaseRNNCell):
+    """Gated recurrent unit cell, cuDNN's variant (the reset gate scales ``h2h`` after the
+    product); gates in the order reset, update, new.
 
-    ``r, z = sigmoid(W_i x_t + b_i + W_h h_(t-1) + b_h)`` (gates r, z, n in this order in the
-    weight rows), ``n = tanh(W_in x_t + b_in + r (W_hn h_(t-1) + b_hn))``,
-    ``h_t = (1 - z) n + z h_(t-1)``.
+    Parameters
+    ----------
+    num_hidden : int
+        Number of units of the output.
+    prefix : str, default 'gru_'
+        Prefix of the names of nodes (and of the weights when ``params`` is None).
+    params : RNNParams, optional
+        Container for sharing weights between cells.
     """
-    _gates = 3
 
-    def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros', input_size=0,
-                 prefix=None, params=None):
-        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
+    def __init__(self, num_hidden, prefix='gru_', params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._iW = self.params.get('i2h_weight')
+        self._iB = self.params.get('i2h_bias')
+        self._hW = self.params.get('h2h_weight')
+        self._hB = self.params.get('h2h_bias')
 
-    def _alias(self):
-        return 'gru'
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
 
-    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        prefix = f't{self._counter}_'
-        prev_state_h = states[0]
-        i2h, h2h = self._projections(F, inputs, prev_state_h, i2h_weight, h2h_weight,
-                                     i2h_bias, h2h_bias, prefix)
-        i2h_r, i2h_z, i2h = F.SliceChannel(i2h, num_outputs=3, name=prefix + 'i2h_slice')
-        h2h_r, h2h_z, h2h = F.SliceChannel(h2h, num_outputs=3, name=prefix + 'h2h_slice')
-        reset_gate = F.Activation(F.elemwise_add(i2h_r, h2h_r, name=prefix + 'plus0'),
-                                  act_type='sigmoid', name=prefix + 'r_act')
-        update_gate = F.Activation(F.elemwise_add(i2h_z, h2h_z, name=prefix + 'plus1'),
-                                   act_type='sigmoid', name=prefix + 'z_act')
-        next_h_tmp = F.Activation(
-            F.elemwise_add(i2h, F.elemwise_mul(reset_gate, h2h, name=prefix + 'mul0'),
-                           name=prefix + 'plus2'),
-            act_type='tanh', name=prefix + 'h_act')
-        ones = F.ones_like(update_gate, name=prefix + 'ones_like0')
-        next_h = F.elemwise_add(
-            F.elemwise_mul(F.elemwise_sub(ones, update_gate, name=prefix + 'minus0'),
-                           next_h_tmp, name=prefix + 'mul1'),
-            F.elemwise_mul(update_gate, prev_state_h, name=prefix + 'mul20'),
-            name=prefix + 'out')
+    @property
+    def _gate_names(self):
+        return ['_r', '_z', '_o']
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        # MXNet's GRU names its nodes with a doubled underscore: 'gru_t0__i2h'
+        name = '%st%d_' % (self._prefix, self._counter)
+        prev_h = states[0]
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=self._num_hidden * 3, name='%s_i2h' % name)
+        h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB,
+                                    num_hidden=self._num_hidden * 3, name='%s_h2h' % name)
+        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name='%s_i2h_slice' % name)
+        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name='%s_h2h_slice' % name)
+        reset_gate = symbol.Activation(plus(i2h_r, h2h_r), act_type='sigmoid',
+                                       name='%s_r_act' % name)
+        update_gate = symbol.Activation(plus(i2h_z, h2h_z), act_type='sigmoid',
+                                        name='%s_z_act' % name)
+        next_h_tmp = symbol.Activation(plus(i2h, times(reset_gate, h2h)), act_type='tanh',
+                                       name='%s_h_act' % name)
+        next_h = symbol._internal._plus(times(1. - update_gate, next_h_tmp),
+                                        times(update_gate, prev_h), name='%sout' % name)
         return next_h, [next_h]
 
 
-RNNCell.__doc__ += _CELL_DOC.format(states='a list of one state')
-LSTMCell.__doc__ += _CELL_DOC.format(states='a list [h, c]')
-GRUCell.__doc__ += _CELL_DOC.format(states='a list of one state')
+class FusedRNNCell(BaseRNNCell):
+    """All time steps and layers of an RNN in one ``RNN`` operator.
+
+    Its weights are one flat variable, ``PREFIX + 'parameters'``, laid out as the ``RNN``
+    operator reads it: for each layer and direction (``l``, then ``r``) the ``i2h`` then the
+    ``h2h`` weight of each gate, then all biases in the same order. ``unpack_weights`` names
+    the pieces as the cells of ``unfuse()`` do (``lstm_l0_i2h_i_weight``, ...).
+
+    Parameters
+    ----------
+    num_hidden : int
+        Number of units of each layer's output.
+    num_layers : int, default 1
+    mode : {'lstm', 'gru', 'rnn_relu', 'rnn_tanh'}, default 'lstm'
+    bidirectional : bool, default False
+        Run a second RNN backwards over the sequence; the outputs are 2 * num_hidden wide.
+    dropout : float, default 0.
+        Dropout between layers, during training.
+    get_next_state : bool, default False
+        Whether ``unroll`` returns the final states.
+    forget_bias : float, default 1.0
+        Initial bias of an LSTM's forget gate (through ``init.FusedRNN``).
+    prefix : str, optional
+        Default ``mode + '_'`` (``'lstm_'``).
+    params : RNNParams, optional
+        Container for sharing weights between cells.
+    """
+
+    def __init__(self, num_hidden, num_layers=1, mode='lstm', bidirectional=False,
+                 dropout=0., get_next_state=False, forget_bias=1.0, prefix=None, params=None):
+        if prefix is None:
+            prefix = '%s_' % mode
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._dropout = dropout
+        self._get_next_state = get_next_state
+        self._directions = ['l', 'r'] if bidirectional else ['l']
+        initializer = init.FusedRNN(None, num_hidden, num_layers, mode, bidirectional,
+                                    forget_bias)
+        self._parameter = self.params.get('parameters', init=initializer)
+
+    @property
+    def state_info(self):
+        b = self._bidirectional + 1
+        n = (self._mode == 'lstm') + 1
+        return [{'shape': (b * self._num_layers, 0, self._num_hidden), '__layout__': 'LNC'}
+                for _ in range(n)]
+
+    @property
+    def _gate_names(self):
+        return list(_GATES[self._mode])
+
+    @property
+    def _num_gates(self):
+        return len(self._gate_names)
+
+    def _pieces(self, num_input):
+        """``[(name, shape)]`` of the unpacked weights, in their order in the flat vector."""
+        h, b = self._num_hidden, len(self._directions)
+        weights, biases = [], []
+        for layer in range(self._num_layers):
+            width = num_input if layer == 0 else b * h
+            for direction in self._directions:
+                for group, shape in (('i2h', (h, width)), ('h2h', (h, h))):
+                    for gate in self._gate_names:
+                        stem = '%s%s%d_%s%s' % (self._prefix, direction, layer, group, gate)
+                        weights.append((stem + '_weight', shape))
+                        biases.append((stem + '_bias', (h,)))
+        return weights + biases
+
+    def unpack_weights(self, args):
+        args = args.copy()
+        arr = pop_weight(args, self._parameter.name, self)
+        b, m, h = len(self._directions), self._num_gates, self._num_hidden
+        # size = b*m*h*(C + h + 2) + (L-1)*b*m*h*(b*h + h + 2), solved for the input size C
+        num_input = arr.size // b // h // m - (self._num_layers - 1) * (h + b * h + 2) - h - 2
+        pieces = self._pieces(num_input)
+        total = sum(math.prod(shape) for _, shape in pieces)
+        check(num_input > 0 and total == arr.size,
+              f'FusedRNNCell {self._prefix!r}: {self._parameter.name} has {arr.size} values, '
+              f'which fit no {self._mode} RNN of {self._num_layers} layer(s) and {h} hidden '
+              f'units{" (bidirectional)" if self._bidirectional else ""}')
+        flat = arr.reshape((-1,))
+        offset = 0
+        for name, shape in pieces:
+            size = math.prod(shape)
+            args[name] = flat[offset:offset + size].reshape(shape).copy()
+            offset += size
+        return args
+
+    def pack_weights(self, args):
+        args = args.copy()
+        first = '%sl0_i2h%s_weight' % (self._prefix, self._gate_names[0])
+        if first not in args:
+            raise missing_weight(first, self)
+        w0 = args[first]
+        parts = []
+        for name, shape in self._pieces(w0.shape[1]):
+            value = pop_weight(args, name, self)
+            check(tuple(value.shape) == shape,
+                  f'FusedRNNCell {self._prefix!r}: {name} has shape {tuple(value.shape)}, '
+                  f'but the cell needs {shape}')
+            parts.append(value.astype(w0.dtype, copy=False).reshape((-1,)))
+        args[self._parameter.name] = ndarray.concatenate(parts)
+        return args
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError('FusedRNNCell cannot be stepped. Please use unroll')
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        self.reset()
+        inputs, axis = normalize_sequence(length, inputs, layout, True)
+        if axis == 1:
+            warnings.warn('NTC layout detected. Consider using TNC for FusedRNNCell for '
+                          'faster speed')
+            inputs = symbol.swapaxes(inputs, dim1=0, dim2=1)
+        else:
+            check(axis == 0, f'Unsupported layout {layout}')
+        if begin_state is None:
+            begin_state = self.begin_state()
+        states = {'state': begin_state[0]}
+        if self._mode == 'lstm':
+            states['state_cell'] = begin_state[1]
+        rnn = symbol.RNN(data=inputs, parameters=self._parameter, state_size=self._num_hidden,
+                         num_layers=self._num_layers, bidirectional=self._bidirectional,
+                         p=self._dropout, state_outputs=self._get_next_state, mode=self._mode,
+                         name=self._prefix + 'rnn', **states)
+        if not self._get_next_state:
+            outputs, states = rnn, []
+        else:
+            n = 2 if self._mode == 'lstm' else 1
+            for i in range(1, n + 1):
+                rnn[i]._set_attr(__layout__='LNC')
+            outputs, states = rnn[0], [rnn[i] for i in range(1, n + 1)]
+        if axis == 1:
+            outputs = symbol.swapaxes(outputs, dim1=0, dim2=1)
+        outputs, _ = normalize_sequence(length, outputs, layout, merge_outputs)
+        return outputs, states
+
+    def unfuse(self):
+        """The same network as a stack of step-wise cells (which run everywhere and can be
+        stepped): a ``SequentialRNNCell`` of one cell per layer, prefixed ``PREFIX + 'l%d_'``
+        (a ``BidirectionalCell`` of ``l`` and ``r`` cells when bidirectional), with
+        ``DropoutCell``s between layers when ``dropout`` > 0.
+
+        Returns
+        -------
+        SequentialRNNCell
+        """
+        def make(prefix):
+            if self._mode == 'lstm':
+                return LSTMCell(self._num_hidden, prefix=prefix)
+            if self._mode == 'gru':
+                return GRUCell(self._num_hidden, prefix=prefix)
+            return RNNCell(self._num_hidden, activation=self._mode[4:], prefix=prefix)
+
+        stack = SequentialRNNCell()
+        for i in range(self._num_layers):
+            if self._bidirectional:
+                stack.add(BidirectionalCell(make('%sl%d_' % (self._prefix, i)),
+                                            make('%sr%d_' % (self._prefix, i)),
+                                            output_prefix='%sbi_l%d_' % (self._prefix, i)))
+            else:
+                stack.add(make('%sl%d_' % (self._prefix, i)))
+            if self._dropout > 0 and i != self._num_layers - 1:
+                stack.add(DropoutCell(self._dropout, prefix='%s_dropout%d_' % (self._prefix, i)))
+        return stack
 
 
-# -------------------------------------------------------------------------------------------------
-# Containers
-# -------------------------------------------------------------------------------------------------
+class SequentialRNNCell(BaseRNNCell):
+    """Cells stacked: each cell's output is the next one's input.
 
-class _StackMixin:
-    """Stacking cells: ``add``, indexing, states, one step through all, and ``unroll``."""
+    Parameters
+    ----------
+    params : RNNParams, optional
+        Container for sharing weights; when given, the cells added must not have their own.
+    """
 
-    def __repr__(self):
-        lines = '\n'.join(f'({i}): {_indent(repr(m), 2)}' for i, m in self._children.items())
-        return f'{type(self).__name__}(\n{lines}\n)'
+    def __init__(self, params=None):
+        super().__init__(prefix='', params=params)
+        self._override_cell_params = params is not None
+        self._cells = []
 
     def add(self, cell):
-        """Append ``cell`` to the stack."""
-        self.register_child(cell)
+        """Append ``cell`` to the stack.
 
-    def state_info(self, batch_size=0):
-        return _cells_state_info(self._children.values(), batch_size)
+        Parameters
+        ----------
+        cell : BaseRNNCell
+            Its input is the previous cell's output (the stack's input for the first cell).
+        """
+        self._cells.append(cell)
+        if self._override_cell_params:
+            check(cell._own_params, 'Either specify params for SequentialRNNCell or child '
+                                    'cells, not both.')
+            cell.params._params.update(self.params._params)
+        self.params._params.update(cell.params._params)
+
+    @property
+    def state_info(self):
+        return cells_state_info(self._cells)
 
     def begin_state(self, **kwargs):
-        _check(not self._modified, _MODIFIED)
-        return _cells_begin_state(self._children.values(), **kwargs)
+        check(not self._modified, MODIFIED)
+        return cells_begin_state(self._cells, **kwargs)
+
+    def unpack_weights(self, args):
+        return cells_unpack_weights(self._cells, args)
+
+    def pack_weights(self, args):
+        return cells_pack_weights(self._cells, args)
 
     def __call__(self, inputs, states):
         self._counter += 1
         next_states = []
         p = 0
-        _check(all(not isinstance(cell, BidirectionalCell) for cell in self._children.values()),
-               'a stack with a BidirectionalCell cannot be stepped; use unroll')
-        for cell in self._children.values():
-            n = len(cell.state_info())
-            state = states[p:p + n]
+        for cell in self._cells:
+            check(not isinstance(cell, BidirectionalCell),
+                  'a SequentialRNNCell with a BidirectionalCell cannot be stepped; use unroll')
+            n = len(cell.state_info)
+            inputs, state = cell(inputs, states[p:p + n])
             p += n
-            inputs, state = cell(inputs, state)
             next_states.append(state)
         return inputs, sum(next_states, [])
 
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
-               valid_length=None):
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
         self.reset()
-        inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
-        num_cells = len(self._children)
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        if begin_state is None:
+            begin_state = self.begin_state()
         p = 0
         next_states = []
-        for i, cell in enumerate(self._children.values()):
-            n = len(cell.state_info())
-            states = begin_state[p:p + n]
+        last = len(self._cells) - 1
+        for i, cell in enumerate(self._cells):
+            n = len(cell.state_info)
+            inputs, states = cell.unroll(length, inputs=inputs, begin_state=begin_state[p:p + n],
+                                         layout=layout,
+                                         merge_outputs=None if i < last else merge_outputs)
             p += n
-            inputs, states = cell.unroll(
-                length, inputs=inputs, begin_state=states, layout=layout,
-                merge_outputs=None if i < num_cells - 1 else merge_outputs,
-                valid_length=valid_length)
             next_states.extend(states)
         return inputs, next_states
 
-    def __getitem__(self, i):
-        return self._children[str(i)]
 
-    def __len__(self):
-        return len(self._children)
-
-
-class SequentialRNNCell(_StackMixin, RecurrentCell):
-    """Stacks recurrent cells: each step runs them in order (see ``unroll``)."""
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
-    def hybrid_forward(self, *args, **kwargs):
-        raise NotImplementedError
-
-
-class HybridSequentialRNNCell(_StackMixin, HybridRecurrentCell):
-    """Stacks hybridizable recurrent cells: each step runs them in order."""
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
-    def hybrid_forward(self, F, inputs, states):
-        return self.__call__(inputs, states)
-
-
-class DropoutCell(HybridRecurrentCell):
-    """Dropout on the inputs of each step; the states pass unchanged.
+class DropoutCell(BaseRNNCell):
+    """Dropout on the input; no states.
 
     Parameters
     ----------
-    rate : float
-        The fraction of the values dropped (training only).
-    axes : tuple of int, default ()
-        Axes along which the mask is shared.
-
-    Inputs: ``data`` (N, C), ``states`` (returned as they are). Outputs: ``out`` (N, C).
+    dropout : float
+        Fraction of the elements to drop during training.
+    prefix : str, default 'dropout_'
+    params : RNNParams, optional
     """
 
-    def __init__(self, rate, axes=(), prefix=None, params=None):
+    def __init__(self, dropout, prefix='dropout_', params=None):
         super().__init__(prefix, params)
-        _check(isinstance(rate, numbers.Number), 'rate must be a number')
-        self._rate = rate
-        self._axes = axes
+        check(isinstance(dropout, numeric_types), 'dropout probability must be a number')
+        self.dropout = dropout
 
-    def __repr__(self):
-        return f'{type(self).__name__}(rate={self._rate}, axes={self._axes})'
-
-    def state_info(self, batch_size=0):
+    @property
+    def state_info(self):
         return []
 
-    def _alias(self):
-        return 'dropout'
-
-    def hybrid_forward(self, F, inputs, states):
-        if self._rate > 0:
-            inputs = F.Dropout(data=inputs, p=self._rate, axes=self._axes,
-                               name=f't{self._counter}_fwd')
+    def __call__(self, inputs, states):
+        if self.dropout > 0:
+            inputs = symbol.Dropout(data=inputs, p=self.dropout)
         return inputs, states
 
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
-               valid_length=None):
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
         self.reset()
-        inputs, _, F, _ = _format_sequence(length, inputs, layout, merge_outputs)
-        if isinstance(inputs, tensor_types):
-            return self.hybrid_forward(F, inputs, begin_state if begin_state else [])
+        inputs, _ = normalize_sequence(length, inputs, layout, merge_outputs)
+        if isinstance(inputs, symbol.Symbol):
+            return self(inputs, [])
         return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
-                              merge_outputs=merge_outputs, valid_length=None)
+                              merge_outputs=merge_outputs)
 
 
-# -------------------------------------------------------------------------------------------------
-# Modifiers
-# -------------------------------------------------------------------------------------------------
+class ModifierCell(BaseRNNCell):
+    """Base class of cells that wrap and modify another (``base_cell``), which must then no
+    longer be called directly.
 
-class ModifierCell(HybridRecurrentCell):
-    """The base of cells that modify another cell (``base_cell``), which is then called
-    through the modifier only. Its parameters are the base cell's."""
+    Parameters
+    ----------
+    base_cell : BaseRNNCell
+    """
 
     def __init__(self, base_cell):
-        _check(not base_cell._modified,
-               f'Cell {base_cell.name} is already modified. One cell cannot be modified twice')
+        super().__init__()
         base_cell._modified = True
-        super().__init__(prefix=base_cell.prefix + self._alias(), params=None)
         self.base_cell = base_cell
 
     @property
     def params(self):
+        self._own_params = False
         return self.base_cell.params
 
-    def state_info(self, batch_size=0):
-        return self.base_cell.state_info(batch_size)
+    @property
+    def state_info(self):
+        return self.base_cell.state_info
 
-    def begin_state(self, func=symbol.zeros, **kwargs):
-        _check(not self._modified, _MODIFIED)
-        with self._unmodified() as base:
-            return base.begin_state(func=func, **kwargs)
-
-    @contextlib.contextmanager
-    def _unmodified(self):
-        """``with self._unmodified() as base:`` the base cell may be used directly."""
+    def begin_state(self, init_sym=symbol.zeros, **kwargs):
+        check(not self._modified, MODIFIED)
         self.base_cell._modified = False
-        try:
-            yield self.base_cell
-        finally:
-            self.base_cell._modified = True
+        begin = self.base_cell.begin_state(init_sym, **kwargs)
+        self.base_cell._modified = True
+        return begin
 
-    def hybrid_forward(self, F, inputs, states):
-        raise NotImplementedError
+    def unpack_weights(self, args):
+        return self.base_cell.unpack_weights(args)
 
-    def __repr__(self):
-        return f'{type(self).__name__}({self.base_cell})'
+    def pack_weights(self, args):
+        return self.base_cell.pack_weights(args)
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError(f'{type(self).__name__} does not define a time step; '
+                                  'subclasses of ModifierCell implement __call__')
 
 
 class ZoneoutCell(ModifierCell):
-    """Zoneout on a cell: each output and state value keeps its previous value with
-    probability ``zoneout_outputs`` / ``zoneout_states`` (training only).
+    """Zoneout on a cell's outputs and states: during training each element keeps its
+    previous value with probability ``zoneout_outputs`` (``zoneout_states``).
 
-    Inputs and outputs are the base cell's.
+    Parameters
+    ----------
+    base_cell : BaseRNNCell
+        A step-wise cell (not fused, not bidirectional).
+    zoneout_outputs : float, default 0.
+    zoneout_states : float, default 0.
     """
 
     def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
-        _check(not isinstance(base_cell, BidirectionalCell),
-               "BidirectionalCell doesn't support zoneout since it doesn't support step. "
-               'Please add ZoneoutCell to the cells underneath instead.')
-        # MXNet 1.9.1 reads base_cell._bidirectional here, which no stack has
-        # (AttributeError); the intent: no stack holding a BidirectionalCell
-        _check(not _has_bidirectional(base_cell),
-               "Bidirectional SequentialRNNCell doesn't support zoneout. Please add "
-               'ZoneoutCell to the cells underneath instead.')
+        check(not isinstance(base_cell, FusedRNNCell),
+              "FusedRNNCell doesn't support zoneout. Please unfuse first.")
+        check(not isinstance(base_cell, BidirectionalCell),
+              "BidirectionalCell doesn't support zoneout since it doesn't support step. "
+              'Please add ZoneoutCell to the cells underneath instead.')
+        check(not isinstance(base_cell, SequentialRNNCell) or not any(
+            isinstance(c, BidirectionalCell) for c in base_cell._cells),
+              "Bidirectional SequentialRNNCell doesn't support zoneout. "
+              'Please add ZoneoutCell to the cells underneath instead.')
         super().__init__(base_cell)
         self.zoneout_outputs = zoneout_outputs
         self.zoneout_states = zoneout_states
-        self._prev_output = None
-
-    def __repr__(self):
-        return (f'{type(self).__name__}(p_out={self.zoneout_outputs}, '
-                f'p_state={self.zoneout_states}, {self.base_cell})')
-
-    def _alias(self):
-        return 'zoneout'
+        self.prev_output = None
 
     def reset(self):
         super().reset()
-        self._prev_output = None
+        self.prev_output = None
 
-    def hybrid_forward(self, F, inputs, states):
-        cell, p_outputs, p_states = self.base_cell, self.zoneout_outputs, self.zoneout_states
-        next_output, next_states = cell(inputs, states)
+    def __call__(self, inputs, states):
+        p_outputs, p_states = self.zoneout_outputs, self.zoneout_states
+        next_output, next_states = self.base_cell(inputs, states)
 
         def mask(p, like):
-            return F.Dropout(F.ones_like(like), p=p)
+            return symbol.Dropout(symbol.ones_like(like), p=p)
 
-        prev_output = self._prev_output
-        if prev_output is None:
-            prev_output = F.zeros_like(next_output)
-        output = (F.where(mask(p_outputs, next_output), next_output, prev_output)
-                  if p_outputs != 0. else next_output)
-        states = ([F.where(mask(p_states, new_s), new_s, old_s)
-                   for new_s, old_s in zip(next_states, states)]
-                  if p_states != 0. else next_states)
-        self._prev_output = output
+        prev_output = self.prev_output if self.prev_output is not None else \
+            symbol.zeros((0, 0))
+        output = symbol.where(mask(p_outputs, next_output), next_output, prev_output) \
+            if p_outputs != 0. else next_output
+        if p_states != 0.:
+            states = [symbol.where(mask(p_states, new), new, old)
+                      for new, old in zip(next_states, states)]
+        else:
+            states = next_states
+        self.prev_output = output
         return output, states
 
 
 class ResidualCell(ModifierCell):
-    """Adds the input to the base cell's output (Wu et al., 2016): the input size must be the
-    base cell's output size."""
+    """Adds the input to the output of a cell (Wu et al. 2016,
+    https://arxiv.org/abs/1609.08144): the nodes ``OUTPUT_NAME + '_plus_residual'``.
 
-    def __init__(self, base_cell):
-        super().__init__(base_cell)
+    Parameters
+    ----------
+    base_cell : BaseRNNCell
+        Its output must have the input's shape.
+    """
 
-    def hybrid_forward(self, F, inputs, states):
+    def __call__(self, inputs, states):
         output, states = self.base_cell(inputs, states)
-        output = F.elemwise_add(output, inputs, name=f't{self._counter}_fwd')
+        output = symbol.elemwise_add(output, inputs, name='%s_plus_residual' % output.name)
         return output, states
 
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
-               valid_length=None):
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
         self.reset()
-        with self._unmodified() as base:
-            outputs, states = base.unroll(length, inputs=inputs, begin_state=begin_state,
-                                          layout=layout, merge_outputs=merge_outputs,
-                                          valid_length=valid_length)
-        merge_outputs = (isinstance(outputs, tensor_types) if merge_outputs is None
-                         else merge_outputs)
-        # the padded inputs are masked to zero
-        inputs, F = _format_masked(length, inputs, layout, merge_outputs, valid_length)
+        self.base_cell._modified = False
+        outputs, states = self.base_cell.unroll(length, inputs=inputs, begin_state=begin_state,
+                                                layout=layout, merge_outputs=merge_outputs)
+        self.base_cell._modified = True
+        if merge_outputs is None:
+            merge_outputs = isinstance(outputs, symbol.Symbol)
+        inputs, _ = normalize_sequence(length, inputs, layout, merge_outputs)
         if merge_outputs:
-            outputs = F.elemwise_add(outputs, inputs)
+            outputs = symbol.elemwise_add(outputs, inputs,
+                                          name='%s_plus_residual' % outputs.name)
         else:
-            outputs = [F.elemwise_add(i, j) for i, j in zip(outputs, inputs)]
+            outputs = [symbol.elemwise_add(out, inp, name='%s_plus_residual' % out.name)
+                       for out, inp in zip(outputs, inputs)]
         return outputs, states
 
 
-class BidirectionalCell(HybridRecurrentCell):
-    """Runs ``l_cell`` forward and ``r_cell`` backward over a sequence (``unroll`` only) and
-    concatenates their outputs along the features (``output_prefix`` names the concat).
+class BidirectionalCell(BaseRNNCell):
+    """Two cells over a sequence, ``l_cell`` forwards and ``r_cell`` backwards; each step's
+    output is the two outputs concatenated (``Concat`` nodes ``OUTPUT_PREFIX + 't%d'``, or
+    ``OUTPUT_PREFIX + 'out'`` when merged). It cannot be stepped, only unrolled.
 
-    Outputs of ``unroll``: (N, T, H_l + H_r) for 'NTC'; states: ``l_cell``'s then
-    ``r_cell``'s.
+    Parameters
+    ----------
+    l_cell, r_cell : BaseRNNCell
+    params : RNNParams, optional
+        Container for sharing weights; when given, the cells must not have their own.
+    output_prefix : str, default 'bi_'
     """
 
-    def __init__(self, l_cell, r_cell, output_prefix='bi_'):
-        super().__init__(prefix='', params=None)
-        self.register_child(l_cell, 'l_cell')
-        self.register_child(r_cell, 'r_cell')
+    def __init__(self, l_cell, r_cell, params=None, output_prefix='bi_'):
+        super().__init__('', params=params)
         self._output_prefix = output_prefix
+        self._override_cell_params = params is not None
+        if self._override_cell_params:
+            check(l_cell._own_params and r_cell._own_params,
+                  'Either specify params for BidirectionalCell or child cells, not both.')
+            l_cell.params._params.update(self.params._params)
+            r_cell.params._params.update(self.params._params)
+        self.params._params.update(l_cell.params._params)
+        self.params._params.update(r_cell.params._params)
+        self._cells = [l_cell, r_cell]
+
+    def unpack_weights(self, args):
+        return cells_unpack_weights(self._cells, args)
+
+    def pack_weights(self, args):
+        return cells_pack_weights(self._cells, args)
 
     def __call__(self, inputs, states):
         raise NotImplementedError('Bidirectional cannot be stepped. Please use unroll')
 
-    def __repr__(self):
-        return (f"{type(self).__name__}(forward={self._children['l_cell']}, "
-                f"backward={self._children['r_cell']})")
-
-    def state_info(self, batch_size=0):
-        return _cells_state_info(self._children.values(), batch_size)
+    @property
+    def state_info(self):
+        return cells_state_info(self._cells)
 
     def begin_state(self, **kwargs):
-        _check(not self._modified, _MODIFIED)
-        return _cells_begin_state(self._children.values(), **kwargs)
+        check(not self._modified, MODIFIED)
+        return cells_begin_state(self._cells, **kwargs)
 
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
-               valid_length=None):
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
         self.reset()
-        inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
-        reversed_inputs = list(_reverse_sequences(inputs, length, valid_length))
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
-        states = begin_state
-        l_cell, r_cell = self._children.values()
-        n_left = len(l_cell.state_info(batch_size))
-        l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=states[:n_left],
-                                            layout=layout, merge_outputs=merge_outputs,
-                                            valid_length=valid_length)
-        r_outputs, r_states = r_cell.unroll(length, inputs=reversed_inputs,
-                                            begin_state=states[n_left:], layout=layout,
-                                            merge_outputs=False, valid_length=valid_length)
-        reversed_r_outputs = _reverse_sequences(r_outputs, length, valid_length)
+        inputs, axis = normalize_sequence(length, inputs, layout, False)
+        if begin_state is None:
+            begin_state = self.begin_state()
+        l_cell, r_cell = self._cells
+        n_left = len(l_cell.state_info)
+        l_outputs, l_states = l_cell.unroll(length, inputs=inputs,
+                                            begin_state=begin_state[:n_left], layout=layout,
+                                            merge_outputs=merge_outputs)
+        r_outputs, r_states = r_cell.unroll(length, inputs=list(reversed(inputs)),
+                                            begin_state=begin_state[n_left:], layout=layout,
+                                            merge_outputs=merge_outputs)
         if merge_outputs is None:
-            merge_outputs = isinstance(l_outputs, tensor_types)
-            l_outputs, _, _, _ = _format_sequence(None, l_outputs, layout, merge_outputs)
-            reversed_r_outputs, _, _, _ = _format_sequence(None, reversed_r_outputs, layout,
-                                                           merge_outputs)
+            merge_outputs = isinstance(l_outputs, symbol.Symbol) and \
+                isinstance(r_outputs, symbol.Symbol)
+            if not merge_outputs:
+                if isinstance(l_outputs, symbol.Symbol):
+                    l_outputs = list(symbol.SliceChannel(l_outputs, axis=axis,
+                                                         num_outputs=length, squeeze_axis=1))
+                if isinstance(r_outputs, symbol.Symbol):
+                    r_outputs = list(symbol.SliceChannel(r_outputs, axis=axis,
+                                                         num_outputs=length, squeeze_axis=1))
         if merge_outputs:
-            reversed_r_outputs = F.stack(*reversed_r_outputs, axis=axis)
-            outputs = F.concat(l_outputs, reversed_r_outputs, dim=2,
-                               name=f'{self._output_prefix}out')
+            l_outputs = [l_outputs]
+            r_outputs = [symbol.reverse(r_outputs, axis=axis)]
         else:
-            outputs = [F.concat(l_o, r_o, dim=1, name=f'{self._output_prefix}t{i}')
-                       for i, (l_o, r_o) in enumerate(zip(l_outputs, reversed_r_outputs))]
-        if valid_length is not None:
-            outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis,
-                                                     merge_outputs)
-        return outputs, l_states + r_states
-
-
-def _has_bidirectional(cell):
-    """A BidirectionalCell, or a stack holding one (such cells cannot be stepped)."""
-    return isinstance(cell, BidirectionalCell) or isinstance(cell, _StackMixin) and any(
-        isinstance(c, BidirectionalCell) for c in cell._children.values())
-
-
-class VariationalDropoutCell(ModifierCell):
-    """Variational dropout on a cell (Gal and Ghahramani, https://arxiv.org/abs/1512.05287):
-    one dropout mask for every time step, drawn on the first step and kept until ``reset()``
-    (``unroll`` resets; reset yourself between sequences when stepping by hand).
-
-    MXNet 1.9.1 has it in ``gluon.contrib.rnn``.
-
-    Parameters
-    ----------
-    base_cell : RecurrentCell
-    drop_inputs : float, default 0
-        Dropout rate of the inputs.
-    drop_states : float, default 0
-        Dropout rate of the first state (h).
-    drop_outputs : float, default 0
-        Dropout rate of the outputs.
-    """
-
-    def __init__(self, base_cell, drop_inputs=0., drop_states=0., drop_outputs=0.):
-        _check(not drop_states or not _has_bidirectional(base_cell),
-               "BidirectionalCell doesn't support variational state dropout. Please add "
-               'VariationalDropoutCell to the cells underneath instead.')
-        super().__init__(base_cell)
-        self.drop_inputs = drop_inputs
-        self.drop_states = drop_states
-        self.drop_outputs = drop_outputs
-        self.drop_inputs_mask = None
-        self.drop_states_mask = None
-        self.drop_outputs_mask = None
-
-    def _alias(self):
-        return 'vardrop'
-
-    def reset(self):
-        super().reset()
-        self.drop_inputs_mask = None
-        self.drop_states_mask = None
-        self.drop_outputs_mask = None
-
-    def hybrid_forward(self, F, inputs, states):
-        if self.drop_states and self.drop_states_mask is None:
-            self.drop_states_mask = F.Dropout(F.ones_like(states[0]), p=self.drop_states)
-        if self.drop_inputs and self.drop_inputs_mask is None:
-            self.drop_inputs_mask = F.Dropout(F.ones_like(inputs), p=self.drop_inputs)
-        if self.drop_states:
-            states = list(states)
-            # only h, always the first state, is dropped
-            states[0] = states[0] * self.drop_states_mask
-        if self.drop_inputs:
-            inputs = inputs * self.drop_inputs_mask
-        next_output, next_states = self.base_cell(inputs, states)
-        if self.drop_outputs and self.drop_outputs_mask is None:
-            self.drop_outputs_mask = F.Dropout(F.ones_like(next_output), p=self.drop_outputs)
-        if self.drop_outputs:
-            next_output = next_output * self.drop_outputs_mask
-        return next_output, next_states
-
-    def __repr__(self):
-        return (f'{type(self).__name__}(p_out = {self.drop_outputs}, '
-                f'p_state = {self.drop_states})')
-
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
-               valid_length=None):
-        # without state dropout, the input and output dropout apply to the whole sequence
-        if self.drop_states:
-            return super().unroll(length, inputs, begin_state, layout, merge_outputs,
-                                  valid_length=valid_length)
-        self.reset()
-        inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, True)
-        states = _get_begin_state(self, F, begin_state, inputs, batch_size)
-        if self.drop_inputs:
-            inputs = F.Dropout(inputs, p=self.drop_inputs, axes=(axis,))
-        with self._unmodified() as base:
-            outputs, states = base.unroll(length, inputs, states, layout, merge_outputs=True,
-                                          valid_length=valid_length)
-        if self.drop_outputs:
-            outputs = F.Dropout(outputs, p=self.drop_outputs, axes=(axis,))
-        merge_outputs = (isinstance(outputs, tensor_types) if merge_outputs is None
-                         else merge_outputs)
-        outputs, _ = _format_masked(length, outputs, layout, merge_outputs, valid_length)
-        return outputs, states
+            r_outputs = list(reversed(r_outputs))
+        outputs = [symbol.Concat(l_o, r_o, dim=1 + merge_outputs,
+                                 name=('%sout' % self._output_prefix if merge_outputs
+                                       else '%st%d' % (self._output_prefix, i)))
+                   for i, (l_o, r_o) in enumerate(zip(l_outputs, r_outputs))]
+        if merge_outputs:
+            outputs = outputs[0]
+        # MXNet returns the two cells' states as a nested list [l_states, r_states]
+        return outputs, [l_states, r_states]

@@ -1,4 +1,4 @@
-"""Writes the MXNet 1.9.1 fixtures of the recurrent layer and cell tests (tests/rnn/).
+"""Writes the MXNet 1.9.1 fixtures of the recurrent layer and cell tests (tests/gluon_rnn/).
 
 Run with the MXNet oracle's Python, from the repository root::
 

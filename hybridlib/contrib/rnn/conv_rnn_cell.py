@@ -11,7 +11,7 @@ convolution's output size, known from ``input_shape``.
 from math import floor
 
 from ...base import numeric_types
-from ...rnn.rnn_cell import HybridRecurrentCell, _check
+from ...gluon_rnn.rnn_cell import HybridRecurrentCell, _check
 
 __all__ = ['Conv1DRNNCell', 'Conv2DRNNCell', 'Conv3DRNNCell',
            'Conv1DLSTMCell', 'Conv2DLSTMCell', 'Conv3DLSTMCell',

@@ -1,11 +1,11 @@
 """Recurrent cells of ``gluon.contrib.rnn``, as MXNet 1.9.1's: ``LSTMPCell`` (an LSTM whose
 recurrent state is a projection of its hidden state), ``VariationalDropoutCell`` (one dropout
-mask for all time steps; it lives in ``hybridlib.rnn``, which also exports it) and
+mask for all time steps; it lives in ``hybridlib.gluon_rnn``, which also exports it) and
 ``dynamic_unroll`` (a cell run over the time axis of one array).
 """
 from ...base import MXNetError
 from ...parameter import tensor_types  # noqa: F401 (a name of MXNet's module)
-from ...rnn.rnn_cell import HybridRecurrentCell, VariationalDropoutCell, _as_list, \
+from ...gluon_rnn.rnn_cell import HybridRecurrentCell, VariationalDropoutCell, _as_list, \
     _format_sequence
 
 __all__ = ['VariationalDropoutCell', 'LSTMPCell']

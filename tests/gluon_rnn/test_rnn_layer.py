@@ -1,4 +1,4 @@
-"""The fused recurrent layers (hybridlib/rnn/rnn_layer.py): MXNet 1.9.1's parameters, reprs,
+"""The fused recurrent layers (hybridlib/gluon_rnn/rnn_layer.py): MXNet 1.9.1's parameters, reprs,
 graphs and numbers, imperative vs hybridized, begin states, sequence lengths, deferred input
 size, and MXNet's reference export of an LSTM (tests/data/reference/lstm_tnc-*)."""
 import json

@@ -1,4 +1,4 @@
-"""Recurrent cells (hybridlib/rnn/rnn_cell.py): MXNet 1.9.1's parameters, reprs, unrolled graphs
+"""Recurrent cells (hybridlib/gluon_rnn/rnn_cell.py): MXNet 1.9.1's parameters, reprs, unrolled graphs
 and numbers, imperative vs hybridized, the cells against the fused layers with the same
 weights, begin states, valid lengths and the modifier cells."""
 import json
