@@ -26,7 +26,7 @@ from . import gluon, contrib
 from . import io, image, image as img, operator, test_utils
 from . import rnn                    # mx.rnn: the legacy symbolic RNN API (not gluon.rnn)
 from . import executor_manager, module, module as mod
-from . import engine, error, log, registry, runtime, util
+from . import engine, error, log, profiler, registry, runtime, util
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
                    use_np_array, use_np_shape)
 from .mxnet_alias import install_mxnet_alias, uninstall_mxnet_alias
@@ -34,15 +34,15 @@ from . import layout as _layout
 
 __version__ = libinfo.__version__
 
-__all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
-           'nd', 'ndarray', 'sym', 'symbol', 'viz', 'visualization', 'autograd', 'random', 'rnd',
-           'context', 'base',
-           'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init', 'initializer', 'gluon',
-           'nn', 'block', 'parameter', 'cached_op', 'optimizer', 'lr_scheduler', 'metric',
-           'kvstore', 'kv', 'model', 'callback', 'monitor', 'mon', 'recordio', 'contrib', 'io',
-           'image', 'img', 'operator', 'test_utils', 'rnn', 'executor_manager', 'module', 'mod',
-           'engine', 'error', 'log', 'registry', 'runtime', 'util', 'libinfo', 'is_np_array',
-           'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np', 'use_np_array',
-           'use_np_shape', 'install_mxnet_alias', 'uninstall_mxnet_alias']
+__all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus', 'nd',
+           'ndarray', 'sym', 'symbol', 'viz', 'visualization', 'autograd', 'random', 'rnd',
+           'context', 'base', 'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init',
+           'initializer', 'gluon', 'nn', 'block', 'parameter', 'cached_op', 'optimizer',
+           'lr_scheduler', 'metric', 'kvstore', 'kv', 'model', 'callback', 'monitor', 'mon',
+           'recordio', 'contrib', 'io', 'image', 'img', 'operator', 'test_utils', 'rnn',
+           'executor_manager', 'module', 'mod', 'engine', 'error', 'log', 'profiler', 'registry',
+           'runtime', 'util', 'libinfo', 'is_np_array', 'is_np_shape', 'np_array', 'np_shape',
+           'set_np_shape', 'use_np', 'use_np_array', 'use_np_shape', 'install_mxnet_alias',
+           'uninstall_mxnet_alias']
 
 _layout.register(__import__(__name__))

@@ -13,8 +13,11 @@ For each set of input shapes, dtypes, mode and context, the graph becomes a *pla
    also returns the values the backward reads.
 
 The source is compiled with a file name registered in ``linecache``, so tracebacks show the
-generated line; ``CachedOp.code`` returns it. ``executor.run_graph`` interprets the same graph
-node by node and serves as the reference in tests.
+generated line; ``CachedOp.code`` returns it. A plan also keeps the source of a timed variant of
+each function, every operator line between two clock reads; it is compiled, and run instead,
+while ``mx.profiler`` times operators, so that the plain code does no profiling work.
+``executor.run_graph`` interprets the same graph node by node and serves as the reference in
+tests.
 
 Under ``autograd.record()`` a call is one tape entry whose gradient runs the generated
 backward, so the per-call Python work is the generated lines plus a constant.
@@ -29,7 +32,7 @@ import threading
 import unicodedata
 import weakref
 
-from . import autograd
+from . import autograd, profiler
 from .base import MXNetError, NotSupportedError
 from .executor import run_graph
 from .ndarray import NDArray
@@ -43,6 +46,8 @@ __all__ = ['CachedOp', 'NDArrayCachedOp', 'Plan', 'VALID_FLAGS']
 VALID_FLAGS = ('static_alloc', 'static_shape', 'inline_limit', 'forward_bulk_size',
                'backward_bulk_size')
 MAX_PLANS = 64        # compiled plans kept per CachedOp (one per input signature)
+# names of the generated code's globals and locals that graph names must not take
+_RESERVED = ('xp', '_hook', '_start', '_clock', '_record')
 _counter = itertools.count()
 
 
@@ -95,6 +100,10 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     ``autograd.backward(train_mode=...)``, as imperative autograd does). ``hooks``
     ('outputs' or 'all') adds ``_hook(name, op, value)`` calls with MXNet's entry names
     (``<node>_output``, and ``<node>_<input>`` for 'all').
+
+    Returns the source, the globals, and the source of the timed variant that runs while the
+    profiler times operators: the same lines, each operator's between ``_start = _clock()``
+    and ``_record('<operator>', _start)`` (globals that ``Plan`` adds when it compiles it).
     """
     g = {}
     local = {}
@@ -115,6 +124,7 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             last_use[e] = i
     keep = set(outputs)
     body = []
+    timed = []          # the timed variant's lines: body's, with the operators timed
     for i, node in enumerate(nodes):
         ins = ', '.join(local[e] for e in node.inputs)
         buffer = assign.get((node, 0))
@@ -133,6 +143,7 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             for label, e in zip(labels, node.inputs):
                 body.append(f'    _hook({node.name + "_" + label!r}, {node.op.name!r}, '
                             f'{local[e]})')
+                timed.append(body[-1])
         targets = []
         for k in range(node.num_outputs):
             entry = (node, k)
@@ -142,19 +153,23 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             else:
                 targets.append('_')
         body.append(f'    {", ".join(targets)} = {call}  # {node.op.name}')
+        timed += ['    _start = _clock()', body[-1], f'    _record({node.op.name!r}, _start)']
         if hooks:
             for k in range(node.num_visible_outputs):
                 body.append(f'    _hook({node.output_name(k)!r}, {node.op.name!r}, '
                             f'{local[(node, k)]})')
+                timed.append(body[-1])
         dead = [local[e] for e in node.inputs if last_use.get(e) == i and e not in keep
                 and e in local and e not in args and e not in assign]
         dead = list(dict.fromkeys(dead))
         if dead:
             body.append(f'    del {", ".join(dead)}')
+            timed.append(body[-1])
     result = ', '.join(local[e] for e in outputs)
     body.append(f'    return ({result}{"," if len(outputs) == 1 else ""})')
-    source = f'def {fn_name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
-    return source, g
+    timed.append(body[-1])
+    head = f'def {fn_name}({", ".join(params)}):\n'
+    return head + '\n'.join(body) + '\n', g, head + '\n'.join(timed) + '\n'
 
 
 def _node_body(node, shapes, dtypes, is_train, xp):
@@ -211,6 +226,9 @@ class Plan:
         self._backward = {}
         self.filenames = []
         weakref.finalize(self, _forget, self.filenames)     # the sources go with the plan
+        # the timed variants: (source, globals, tag) per function, compiled when first needed
+        self._timed_sources = {}
+        self._timed = {}
         # static buffers are shared by the calls of a plan: one at a time (threads)
         self.lock = threading.RLock() if static_alloc else None
         self.on_gpu = ctx.device_type == 'gpu'
@@ -240,10 +258,12 @@ class Plan:
                                     infer_graph(all_nodes, 'dtype', given_dtypes),
                                     static_alloc)
             self.grad_mask = list(grad_mask)
-        src, g = _generate('forward', fwd_args, op_nodes, outputs + self.saved, self.shapes,
-                           self.dtypes, is_train, _Namespace(reserved=('xp', '_hook')),
-                           ctx.array_module, hooks, static_alloc)
+        src, g, timed_src = _generate('forward', fwd_args, op_nodes, outputs + self.saved,
+                                      self.shapes, self.dtypes, is_train,
+                                      _Namespace(reserved=_RESERVED), ctx.array_module, hooks,
+                                      static_alloc)
         self.forward = self._compile(src, g, 'forward', tag)
+        self._timed_sources['forward'] = (timed_src, g, tag)
         self.code = src
         if wrt:     # the backward of the forward's own mode; the other one when asked for
             self.code += '\n\n' + self._compile_backward(is_train)
@@ -255,10 +275,12 @@ class Plan:
 
     def _compile_backward(self, mode):
         args, nodes, grads, shapes, dtypes, static_alloc = self._backward_graph
-        src, g = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
-                           _Namespace(reserved=('xp', '_hook')), self.ctx.array_module,
-                           static_alloc=static_alloc)
-        self._backward[mode] = self._compile(src, g, 'backward', 'train' if mode else 'infer')
+        src, g, timed_src = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
+                                      _Namespace(reserved=_RESERVED), self.ctx.array_module,
+                                      static_alloc=static_alloc)
+        tag = 'train' if mode else 'infer'
+        self._backward[mode] = self._compile(src, g, 'backward', tag)
+        self._timed_sources[('backward', mode)] = (timed_src, g, tag)
         return src
 
     def backward(self, mode):
@@ -266,6 +288,31 @@ class Plan:
         if mode not in self._backward:
             self._compile_backward(mode)
         return self._backward[mode]
+
+    def timed_forward(self):
+        """The forward's timed variant (each operator recorded by the profiler)."""
+        return self._timed.get('forward') or self._compile_timed('forward')
+
+    def timed_backward(self, mode):
+        """The timed variant of ``backward(mode)``."""
+        key = ('backward', mode)
+        if key not in self._timed:
+            self.backward(mode)
+            self._compile_timed(key)
+        return self._timed[key]
+
+    def _compile_timed(self, key):
+        source, globals_, tag = self._timed_sources[key]
+        timers = {'_clock': profiler.clock, '_record': profiler.operator_timer(self.ctx)}
+        name = key if isinstance(key, str) else key[0]
+        self._timed[key] = self._compile(source, dict(globals_, **timers), name,
+                                         f'{tag}-timed')
+        return self._timed[key]
+
+    @property
+    def timed_code(self):
+        """The source of the timed variants (forward, and each backward compiled so far)."""
+        return '\n\n'.join(source for source, _, _ in self._timed_sources.values())
 
     def call(self, fn, args):
         """``fn(*args)`` (the forward or a backward) holding the plan's lock when it has
@@ -386,12 +433,14 @@ class CachedOp:
                 grad_mask = ()
         datas = [a._data for a in arrays]
         plan = self._plan(datas, ctx, is_train, grad_mask)
+        # the timed variant while the profiler times operators: one check per call
+        forward = plan.timed_forward() if profiler.active.symbolic else plan.forward
         if self._hook is None:
-            results = plan.call(plan.forward, datas)
+            results = plan.call(forward, datas)
         else:
-            plan.forward.__globals__['_hook'] = self._hook_ndarray(ctx)
+            forward.__globals__['_hook'] = self._hook_ndarray(ctx)
             with autograd.pause(is_train):      # what the callback does is not recorded
-                results = plan.call(plan.forward, datas)
+                results = plan.call(forward, datas)
         outs = [NDArray(r, ctx) for r in results[:plan.n_outputs]]
         if grad_mask:
             saved = [NDArray(r, ctx) for r in results[plan.n_outputs:]]
@@ -464,8 +513,10 @@ class _BackwardOp(OpDef):
             heads.append(xp.zeros_like(out._data) if g is None else g._data)
         saved = [o._data for o in outputs[plan.n_outputs:]]
         mode = autograd.is_training()          # the mode of autograd.backward(train_mode=...)
+        backward = plan.timed_backward(mode) if profiler.active.symbolic else \
+            plan.backward(mode)
         with autograd.pause(mode):
-            grads = plan.call(plan.backward(mode), [x._data for x in inputs] + saved + heads)
+            grads = plan.call(backward, [x._data for x in inputs] + saved + heads)
         result = []
         it = iter(grads)
         for need in plan.grad_mask:

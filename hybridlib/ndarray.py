@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from . import codec, numpy_compat, serialization, tape
+from . import codec, numpy_compat, profiler, serialization, tape
 from .base import DEFAULT_DTYPE, MXNetAssertionError, MXNetError, check_stype, np_dtype
 from .context import (Context, context_of_array, cpu, current_context, gpu, sync_devices,
                       transfer)
@@ -395,7 +395,11 @@ def invoke_all(op, inputs, params, is_train=None):
     if op.train_aware:
         train['is_train'] = tape.is_training() if is_train is None else is_train
         is_train = train['is_train']
-    if ctx.device_type == 'gpu':        # cupy allocates and runs on ctx's device
+    if profiler.active.imperative:      # timed; when off, this check is all it costs
+        with ctx.device_scope():
+            result = profiler.timed_call(op.name, ctx, op.compute, ctx.array_module, params,
+                                         *datas, **train)
+    elif ctx.device_type == 'gpu':      # cupy allocates and runs on ctx's device
         with ctx.device_scope():
             result = op.compute(ctx.array_module, params, *datas, **train)
     else:
@@ -460,7 +464,11 @@ def _invoke_into(op, inputs, params, out):
     out._check_writable('out=')
     train = {'is_train': tape.is_training()} if op.train_aware else {}
     with ctx.device_scope():
-        op.compute(xp, params, *datas, out=out._data, **train)
+        if profiler.active.imperative:  # timed; when off, this check is all it costs
+            profiler.timed_call(op.name, ctx, op.compute, xp, params, *datas, out=out._data,
+                                **train)
+        else:
+            op.compute(xp, params, *datas, out=out._data, **train)
     return out
 
 

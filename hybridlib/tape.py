@@ -18,6 +18,7 @@ public API over it.
 import threading
 import weakref
 
+from . import profiler
 from .base import MXNetError
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
@@ -339,11 +340,10 @@ def backward(heads, head_grads, retain_graph, train_mode, F):
             continue
         g = grads.get((node, 0))
         buf = array._grad
-        if node.grad_req == 'add':
-            if g is not None:
-                buf._data += g._data
+        if profiler.active.imperative:      # the write into .grad is a copy worth timing
+            profiler.timed_call('_copyto', buf._ctx, _write_grad, buf, g, node.grad_req)
         else:
-            buf._data[...] = 0 if g is None else g._data
+            _write_grad(buf, g, node.grad_req)
         buf._fresh_grad = True
         array._fresh_grad = True
     if not retain_graph:
@@ -353,6 +353,16 @@ def backward(heads, head_grads, retain_graph, train_mode, F):
         for h in heads:     # a head given twice is cleared once
             if h._entry is not None and isinstance(h._entry[0], TapeNode):
                 h._entry = None
+
+
+def _write_grad(buf, g, grad_req):
+    """Write (``grad_req='write'``) or add (``'add'``) gradient ``g`` into ``buf``; None is a
+    gradient that did not reach the variable (zeros)."""
+    if grad_req == 'add':
+        if g is not None:
+            buf._data += g._data
+    else:
+        buf._data[...] = 0 if g is None else g._data
 
 
 def grad(heads, variables, head_grads, retain_graph, create_graph, train_mode, F):

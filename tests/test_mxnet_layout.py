@@ -21,12 +21,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Modules that the classic-API issue builds (mx.io, mx.mod, mx.model, callbacks, mx.viz,
 # mx.profiler) and what stands on them. They may be short until then.
 LATER = {
-    'profiler': 'mx.profiler',
     'notebook*': 'callbacks for notebooks',
     'contrib.svrg_optimization*': 'SVRG on the Module API',
 }
 LATER_NAMES = {
-    '': ['profiler', 'notebook'],
+    '': ['notebook'],
     'contrib': ['svrg_optimization'],
     'contrib.amp*': ['convert_bucketing_module'],
 }
