@@ -234,6 +234,14 @@ def executor_bytes(executor):
 # Slicing a batch across contexts
 # -------------------------------------------------------------------------------------------------
 
+def _copy_averaged(names, blocks, targets):
+    """Copy each block (a parameter's arrays, one per context), averaged on the CPU, into
+    ``targets[name]`` in its dtype."""
+    for name, block in zip(names, blocks):
+        weight = sum(w.copyto(cpu()) for w in block) / len(block)
+        weight.astype(targets[name].dtype).copyto(targets[name])
+
+
 def _split_input_slice(batch_size, work_load_list):
     """The slice of a batch of ``batch_size`` that each context takes, in proportion to its
     work load (the last one takes what rounding leaves)."""
@@ -257,21 +265,17 @@ def _split_input_slice(batch_size, work_load_list):
 def _check_arguments(symbol):
     """Raise ValueError when two arguments or two auxiliary states share a name."""
     arg_names = symbol.list_arguments()
-    seen = set()
-    for name in arg_names:
-        if name in seen:
-            raise ValueError(f'Find duplicated argument name "{name}", please make the weight '
-                             f'name non-duplicated(using name arguments), arguments are '
-                             f'{arg_names}')
-        seen.add(name)
     aux_names = symbol.list_auxiliary_states()
-    seen = set()
-    for name in aux_names:
-        if name in seen:
-            raise ValueError(f'Find duplicated auxiliary param name "{name}", please make the '
-                             f'weight name non-duplicated(using name arguments), arguments are '
-                             f'{arg_names}, auxiliary params are {aux_names}')
-        seen.add(name)
+    for names, what, listed in (
+            (arg_names, 'argument', f'arguments are {arg_names}'),
+            (aux_names, 'auxiliary param',
+             f'arguments are {arg_names}, auxiliary params are {aux_names}')):
+        seen = set()
+        for name in names:
+            if name in seen:
+                raise ValueError(f'Find duplicated {what} name "{name}", please make the weight '
+                                 f'name non-duplicated(using name arguments), {listed}')
+            seen.add(name)
 
 
 def _load_general(data, targets):
@@ -527,12 +531,8 @@ class DataParallelExecutorManager:
 
     def copy_to(self, arg_params, aux_params):
         """Copy the parameters (averaged over the contexts) into the given CPU arrays."""
-        for name, block in zip(self.param_names, self.param_arrays):
-            weight = sum(w.copyto(cpu()) for w in block) / len(block)
-            weight.astype(arg_params[name].dtype).copyto(arg_params[name])
-        for name, block in zip(self.aux_names, self.aux_arrays):
-            weight = sum(w.copyto(cpu()) for w in block) / len(block)
-            weight.astype(aux_params[name].dtype).copyto(aux_params[name])
+        _copy_averaged(self.param_names, self.param_arrays, arg_params)
+        _copy_averaged(self.aux_names, self.aux_arrays, aux_params)
 
     @property
     def param_arrays(self):

@@ -69,6 +69,13 @@ def _read(load, fname, prefix, epoch, what):
         raise _missing_file_error(fname, prefix, epoch, what) from None
 
 
+def _checkpoint_dict(arg_params, aux_params):
+    """What a ``.params`` file holds: the arrays, on CPU, by ``arg:NAME`` and ``aux:NAME``."""
+    save_dict = {('arg:%s' % k): v.as_in_context(cpu()) for k, v in arg_params.items()}
+    save_dict.update({('aux:%s' % k): v.as_in_context(cpu()) for k, v in aux_params.items()})
+    return save_dict
+
+
 def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
     """Checkpoint the model data into files.
 
@@ -94,10 +101,8 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     """
     if symbol is not None:
         symbol.save('%s-symbol.json' % prefix, remove_amp_cast=remove_amp_cast)
-    save_dict = {('arg:%s' % k): v.as_in_context(cpu()) for k, v in arg_params.items()}
-    save_dict.update({('aux:%s' % k): v.as_in_context(cpu()) for k, v in aux_params.items()})
     param_name = _params_file(prefix, epoch)
-    nd.save(param_name, save_dict)
+    nd.save(param_name, _checkpoint_dict(arg_params, aux_params))
     logging.info('Saved checkpoint to \"%s\"', param_name)
 
 

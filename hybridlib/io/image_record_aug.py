@@ -137,6 +137,17 @@ def resize(img, width, height, interp):
     return cv_resize(np, img, int(width), int(height), interp)
 
 
+def resize_shorter(img, size, method, rng):
+    """``img`` with its shorter edge scaled to ``size`` and the other in proportion (rounded
+    down), as both augmenters' ``resize`` parameter does."""
+    rows, cols = img.shape[:2]
+    if rows > cols:
+        new_h, new_w = size * rows // cols, size
+    else:
+        new_h, new_w = size, size * cols // rows
+    return resize(img, new_w, new_h, inter_method(method, cols, rows, new_w, new_h, rng))
+
+
 def border(img, top, bot, left, right, fill):
     """cv::copyMakeBorder with BORDER_CONSTANT and Scalar(fill, fill, fill): a fourth (alpha)
     channel is padded with 0, as OpenCV's 3-value Scalar has."""
@@ -320,14 +331,8 @@ class DefaultAugmenter:
         height, width = p['data_shape'][1], p['data_shape'][2]
         ar_min, ar_max = self._aspect_range()
         if p['resize'] != -1:
-            rows, cols = img.shape[:2]
-            if rows > cols:
-                new_h, new_w = p['resize'] * rows // cols, p['resize']
-            else:
-                new_h, new_w = p['resize'], p['resize'] * cols // rows
             check_inter_method(p['inter_method'])
-            img = resize(img, new_w, new_h,
-                         inter_method(p['inter_method'], cols, rows, new_w, new_h, rng))
+            img = resize_shorter(img, p['resize'], p['inter_method'], rng)
         rrc = p['random_resized_crop']
         if (p['max_rotate_angle'] > 0 or p['max_shear_ratio'] > 0 or p['rotate'] > 0
                 or self.rotate_list or p['max_random_scale'] != 1 or p['min_random_scale'] != 1
@@ -541,13 +546,7 @@ class DetAugmenter:
         """Augment ``img`` (BGR uint8) and its flat ``label``; returns both."""
         p = self.p
         if p['resize'] != -1:
-            rows, cols = img.shape[:2]
-            if rows > cols:
-                new_h, new_w = p['resize'] * rows // cols, p['resize']
-            else:
-                new_h, new_w = p['resize'], p['resize'] * cols // rows
-            img = resize(img, new_w, new_h,
-                         inter_method(p['inter_method'], cols, rows, new_w, new_h, rng))
+            img = resize_shorter(img, p['resize'], p['inter_method'], rng)
         header, objs = self._parse(label)
         if (p['random_hue_prob'] > 0 or p['random_saturation_prob'] > 0
                 or p['random_illumination_prob'] > 0 or p['random_contrast_prob'] > 0):

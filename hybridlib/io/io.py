@@ -170,7 +170,24 @@ class DataIter:
         """How many examples at the end of the current batch are padding."""
 
 
-class ResizeIter(DataIter):
+class _HeldBatchIter(DataIter):
+    """An iterator whose ``iter_next`` keeps the batch it moves to in ``current_batch``, which
+    the getters read."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_HeldBatchIter):
     """Another iterator, resized to ``size`` batches per epoch: a short one starts over (it is
     reset when it runs out), a long one stops early.
 
@@ -221,18 +238,6 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
-
 
 def _prefetch(source, ready, taken, slot, results, errors, stop):
     """A prefetching thread: each time ``taken`` is set, read the next batch of ``source`` into
@@ -253,7 +258,7 @@ def _prefetch(source, ready, taken, slot, results, errors, stop):
         ready.set()
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_HeldBatchIter):
     """Reads other iterators ahead, each in its own thread, and gives their batches joined:
     the data (and labels) of one batch of each, in order.
 
@@ -393,18 +398,6 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
 class NDArrayIter(DataIter):

@@ -16,17 +16,17 @@ import numpy as np
 from .. import metric
 from .. import ndarray
 from ..base import MXNetAssertionError
-from ..context import cpu
 from ..initializer import Uniform
 from ..io import DataBatch, DataDesc, DataIter
-from ..model import BatchEndParam
+from ..model import BatchEndParam, _checkpoint_dict
 
 __all__ = ['BaseModule']
 
 
-def _as_list(obj):
-    """``obj`` itself when a list, else ``[obj]`` (callbacks may be given one or several)."""
-    return obj if isinstance(obj, list) else [obj]
+def _call_each(callbacks, *args):
+    """Call ``callbacks``: one callable or a list of them (the loops take either)."""
+    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
+        callback(*args)
 
 
 def _check(condition, message):
@@ -49,6 +49,19 @@ def _check_input_names(symbol, names, typename, throw):
         if throw:
             raise ValueError(msg)
         warnings.warn(msg)
+
+
+def _input_names(symbol, data_names, label_names, state_names, fixed_param_names):
+    """The four lists of names (None for none) of a Module's graph, checked against its
+    arguments: an unknown label name warns, any other raises."""
+    checked = []
+    for names, typename, throw in ((data_names, 'data', True), (label_names, 'label', False),
+                                   (state_names, 'state', True),
+                                   (fixed_param_names, 'fixed_param', True)):
+        names = list(names) if names is not None else []
+        _check_input_names(symbol, names, typename, throw)
+        checked.append(names)
+    return checked
 
 
 def _check_names_match(data_names, data_shapes, name, throw):
@@ -110,6 +123,52 @@ class BaseModule:
         return NotImplementedError(f'{type(self).__name__} does not implement {what}; it is '
                                    'part of the interface a BaseModule subclass provides')
 
+    # MXNet asserts these states before each step; the errors say what to call first
+    def _check_bound(self, what):
+        _check(self.binded, f'{what}: the module is not bound; call bind first')
+
+    def _check_ready(self, what):
+        _check(self.binded and self.params_initialized,
+               f'{what}: bind the module and initialize its parameters first')
+
+    def _check_updatable(self):
+        _check(self.binded and self.params_initialized and self.optimizer_initialized,
+               'update: bind the module, initialize its parameters and call init_optimizer '
+               'first')
+
+    def _check_input_grads(self):
+        _check(self.binded and self.params_initialized and self.inputs_need_grad,
+               'get_input_grads: bind with inputs_need_grad=True and initialize the parameters')
+
+    def _skip_init_optimizer(self, force_init, ellipsis='.'):
+        """The start of ``init_optimizer``: True (with MXNet's warning, which ``Module`` ends
+        with '...') when an optimizer is installed already and not ``force_init``."""
+        self._check_ready('init_optimizer')
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning('optimizer already initialized, ignoring' + ellipsis)
+            return True
+        return False
+
+    def _inference_batches(self, eval_data, num_batch, reset, sparse_row_id_fn):
+        """Yield ``(nbatch, batch)`` for the first ``num_batch`` batches of ``eval_data`` (all
+        of them when None), each after its forward in inference mode."""
+        if reset:
+            eval_data.reset()
+        for nbatch, eval_batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
+            self.forward(eval_batch, is_train=False)
+            yield nbatch, eval_batch
+
+    def _update_metric_with(self, eval_metric, batch):
+        """``update_metric`` with the labels of ``batch``, or of a list of per-context batches
+        (pre-sliced)."""
+        if isinstance(batch, list):
+            self.update_metric(eval_metric, [b.label for b in batch], pre_sliced=True)
+        else:
+            self.update_metric(eval_metric, batch.label)
+
     # -- high-level interface ---------------------------------------------------------------------
     def forward_backward(self, data_batch):
         """``forward`` (training) then ``backward``."""
@@ -142,48 +201,31 @@ class BaseModule:
         list of (str, float)
             The metric's ``get_name_value()``.
         """
-        _check(self.binded and self.params_initialized,
-               'score: bind the module and initialize its parameters first')
-        if reset:
-            eval_data.reset()
+        self._check_ready('score')
         if not isinstance(eval_metric, metric.EvalMetric):
             eval_metric = metric.create(eval_metric)
         eval_metric.reset()
         actual_num_batch = 0
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
-            if isinstance(eval_batch, list):
-                self.update_metric(eval_metric, [eb.label for eb in eval_batch], pre_sliced=True)
-            else:
-                self.update_metric(eval_metric, eval_batch.label)
+        for nbatch, eval_batch in self._inference_batches(eval_data, num_batch, reset,
+                                                          sparse_row_id_fn):
+            self._update_metric_with(eval_metric, eval_batch)
             if batch_end_callback is not None:
                 batch_end_params = BatchEndParam(epoch=epoch, nbatch=nbatch,
                                                  eval_metric=eval_metric, locals=locals())
-                for callback in _as_list(batch_end_callback):
-                    callback(batch_end_params)
+                _call_each(batch_end_callback, batch_end_params)
             actual_num_batch += 1
         if score_end_callback:
             params = BatchEndParam(epoch=epoch, nbatch=actual_num_batch,
                                    eval_metric=eval_metric, locals=locals())
-            for callback in _as_list(score_end_callback):
-                callback(params)
+            _call_each(score_end_callback, params)
         return eval_metric.get_name_value()
 
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
         """Yield ``(outputs, batch_index, batch)`` for each batch of ``eval_data``, the outputs
         without the batch's padding."""
-        _check(self.binded and self.params_initialized,
-               'iter_predict: bind the module and initialize its parameters first')
-        if reset:
-            eval_data.reset()
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        self._check_ready('iter_predict')
+        for nbatch, eval_batch in self._inference_batches(eval_data, num_batch, reset,
+                                                          sparse_row_id_fn):
             pad = eval_batch.pad
             outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
             yield (outputs, nbatch, eval_batch)
@@ -213,8 +255,7 @@ class BaseModule:
         NDArray, list of NDArray or list of list of NDArray
             The outputs, without each batch's padding.
         """
-        _check(self.binded and self.params_initialized,
-               'predict: bind the module and initialize its parameters first')
+        self._check_ready('predict')
         if isinstance(eval_data, (ndarray.NDArray, np.ndarray)):
             if isinstance(eval_data, np.ndarray):
                 eval_data = ndarray.array(eval_data)
@@ -222,14 +263,9 @@ class BaseModule:
             return self.get_outputs()[0]
         if not isinstance(eval_data, DataIter):
             raise ValueError('eval_data must be of type NDArray or DataIter')
-        if reset:
-            eval_data.reset()
         output_list = []
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        for _, eval_batch in self._inference_batches(eval_data, num_batch, reset,
+                                                     sparse_row_id_fn):
             pad = eval_batch.pad
             outputs = [out[0:out.shape[0] - pad].copy() for out in self.get_outputs()]
             output_list.append(outputs)
@@ -324,11 +360,7 @@ class BaseModule:
                     monitor.tic()
                 self.forward_backward(data_batch)
                 self.update()
-                if isinstance(data_batch, list):
-                    self.update_metric(eval_metric, [db.label for db in data_batch],
-                                       pre_sliced=True)
-                else:
-                    self.update_metric(eval_metric, data_batch.label)
+                self._update_metric_with(eval_metric, data_batch)
                 try:
                     # pre-fetch the next batch (and switch its bucket) while this one is done
                     next_data_batch = next(data_iter)
@@ -342,8 +374,7 @@ class BaseModule:
                 if batch_end_callback is not None:
                     batch_end_params = BatchEndParam(epoch=epoch, nbatch=nbatch,
                                                      eval_metric=eval_metric, locals=locals())
-                    for callback in _as_list(batch_end_callback):
-                        callback(batch_end_params)
+                    _call_each(batch_end_callback, batch_end_params)
                 nbatch += 1
 
             for name, val in eval_name_vals:
@@ -355,8 +386,7 @@ class BaseModule:
             arg_params, aux_params = self.get_params()
             self.set_params(arg_params, aux_params)
             if epoch_end_callback is not None:
-                for callback in _as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg_params, aux_params)
+                _call_each(epoch_end_callback, epoch, self.symbol, arg_params, aux_params)
             if eval_data is not None:
                 res = self.score(eval_data, validation_metric,
                                  score_end_callback=eval_end_callback,
@@ -424,10 +454,7 @@ class BaseModule:
 
     def save_params(self, fname):
         """Save the parameters to ``fname`` (``arg:``/``aux:`` names, MXNet's format)."""
-        arg_params, aux_params = self.get_params()
-        save_dict = {'arg:%s' % k: v.as_in_context(cpu()) for k, v in arg_params.items()}
-        save_dict.update({'aux:%s' % k: v.as_in_context(cpu()) for k, v in aux_params.items()})
-        ndarray.save(fname, save_dict)
+        ndarray.save(fname, _checkpoint_dict(*self.get_params()))
 
     def load_params(self, fname):
         """Load parameters saved by ``save_params`` (or ``save_checkpoint``) and set them."""
@@ -446,15 +473,13 @@ class BaseModule:
 
     def get_states(self, merge_multi_context=True):
         """The state arrays, ``[[state1_dev1, state1_dev2], ...]`` (none by default)."""
-        _check(self.binded and self.params_initialized,
-               'get_states: bind the module and initialize its parameters first')
+        self._check_ready('get_states')
         _check(not merge_multi_context, 'get_states: merge_multi_context is not supported')
         return []
 
     def set_states(self, states=None, value=None):
         """Set the states from arrays or to one scalar (this module has none)."""
-        _check(self.binded and self.params_initialized,
-               'set_states: bind the module and initialize its parameters first')
+        self._check_ready('set_states')
         _check(not states and not value, f'{type(self).__name__} has no states to set')
 
     def install_monitor(self, mon):

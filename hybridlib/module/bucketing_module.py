@@ -17,7 +17,7 @@ from .. import symbol as sym
 from ..initializer import Uniform
 from ..model import load_params
 from ..name import NameManager
-from .base_module import BaseModule, _check, _check_input_names
+from .base_module import BaseModule, _check, _input_names
 from .module import Module
 
 __all__ = ['BucketingModule']
@@ -47,14 +47,8 @@ class BucketingModule(BaseModule):
         self._sym_gen = sym_gen
 
         symbol, data_names, label_names = self._call_sym_gen(default_bucket_key)
-        data_names = list(data_names) if data_names is not None else []
-        label_names = list(label_names) if label_names is not None else []
-        state_names = list(state_names) if state_names is not None else []
-        fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
-        _check_input_names(symbol, data_names, 'data', True)
-        _check_input_names(symbol, label_names, 'label', False)
-        _check_input_names(symbol, state_names, 'state', True)
-        _check_input_names(symbol, fixed_param_names, 'fixed_param', True)
+        _, _, state_names, fixed_param_names = _input_names(
+            symbol, data_names, label_names, state_names, fixed_param_names)
 
         self._compression_params = compression_params
         self._fixed_param_names = fixed_param_names
@@ -75,6 +69,13 @@ class BucketingModule(BaseModule):
         self._buckets = {}
         self._curr_module = None
         self._curr_bucket_key = None
+
+    def _new_module(self, symbol, data_names, label_names):
+        """A Module of one bucket's graph, with this module's settings."""
+        return Module(symbol, data_names, label_names, logger=self.logger,
+                      context=self._context, work_load_list=self._work_load_list,
+                      fixed_param_names=self._fixed_param_names, state_names=self._state_names,
+                      group2ctxs=self._group2ctxs, compression_params=self._compression_params)
 
     def _call_sym_gen(self, *args, **kwargs):
         # a fresh name scope: every bucket's graph gets the same automatic names
@@ -100,19 +101,19 @@ class BucketingModule(BaseModule):
     @property
     def data_shapes(self):
         """The current bucket's data DataDescs."""
-        _check(self.binded, 'data_shapes: the module is not bound; call bind first')
+        self._check_bound('data_shapes')
         return self._curr_module.data_shapes
 
     @property
     def label_shapes(self):
         """The current bucket's label DataDescs."""
-        _check(self.binded, 'label_shapes: the module is not bound; call bind first')
+        self._check_bound('label_shapes')
         return self._curr_module.label_shapes
 
     @property
     def output_shapes(self):
         """The current bucket's output shapes."""
-        _check(self.binded, 'output_shapes: the module is not bound; call bind first')
+        self._check_bound('output_shapes')
         return self._curr_module.output_shapes
 
     def get_params(self):
@@ -154,14 +155,12 @@ class BucketingModule(BaseModule):
 
     def get_states(self, merge_multi_context=True):
         """The current bucket's state arrays."""
-        _check(self.binded and self.params_initialized,
-               'get_states: bind the module and initialize its parameters first')
+        self._check_ready('get_states')
         return self._curr_module.get_states(merge_multi_context=merge_multi_context)
 
     def set_states(self, states=None, value=None):
         """Set the current bucket's states."""
-        _check(self.binded and self.params_initialized,
-               'set_states: bind the module and initialize its parameters first')
+        self._check_ready('set_states')
         self._curr_module.set_states(states, value)
 
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
@@ -184,11 +183,7 @@ class BucketingModule(BaseModule):
 
         symbol, data_names, label_names = self._call_sym_gen(self._default_bucket_key)
         if self._default_bucket_key not in self._buckets:
-            module = Module(symbol, data_names, label_names, logger=self.logger,
-                            context=self._context, work_load_list=self._work_load_list,
-                            fixed_param_names=self._fixed_param_names,
-                            state_names=self._state_names, group2ctxs=self._group2ctxs,
-                            compression_params=self._compression_params)
+            module = self._new_module(symbol, data_names, label_names)
         else:
             module = self._buckets[self._default_bucket_key]
         module.bind(data_shapes, label_shapes, for_training, inputs_need_grad,
@@ -211,37 +206,25 @@ class BucketingModule(BaseModule):
             Its input shapes (used when it is bound).
         """
         _check(self.binded, 'call bind before switching bucket')
-        if bucket_key not in self._buckets:
-            symbol, data_names, label_names = self._call_sym_gen(bucket_key)
-            module = Module(symbol, data_names, label_names, logger=self.logger,
-                            context=self._context, work_load_list=self._work_load_list,
-                            fixed_param_names=self._fixed_param_names,
-                            state_names=self._state_names, group2ctxs=self._group2ctxs,
-                            compression_params=self._compression_params)
+        module = self._buckets.get(bucket_key)
+        if module is None:
+            module = self._new_module(*self._call_sym_gen(bucket_key))
+        if not module.binded:
             module.bind(data_shapes, label_shapes, self._curr_module.for_training,
                         self._curr_module.inputs_need_grad, force_rebind=False,
                         shared_module=self._buckets[self._default_bucket_key],
                         grad_req=self._grad_req)
+        if bucket_key not in self._buckets:
             if self._monitor is not None:
                 module.install_monitor(self._monitor)
             self._buckets[bucket_key] = module
-        else:
-            module = self._buckets[bucket_key]
-            if not module.binded:
-                module.bind(data_shapes, label_shapes, self._curr_module.for_training,
-                            self._curr_module.inputs_need_grad, force_rebind=False,
-                            shared_module=self._buckets[self._default_bucket_key],
-                            grad_req=self._grad_req)
-        self._curr_module = self._buckets[bucket_key]
+        self._curr_module = module
         self._curr_bucket_key = bucket_key
 
     def init_optimizer(self, kvstore='local', optimizer='sgd',
                        optimizer_params=(('learning_rate', 0.01),), force_init=False):
         """Install the optimizer on the current bucket; the others borrow it."""
-        _check(self.binded and self.params_initialized,
-               'init_optimizer: bind the module and initialize its parameters first')
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning('optimizer already initialized, ignoring.')
+        if self._skip_init_optimizer(force_init):
             return
         self._curr_module.init_optimizer(kvstore, optimizer, optimizer_params,
                                          force_init=force_init)
@@ -252,8 +235,7 @@ class BucketingModule(BaseModule):
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Bind the batch's bucket if needed (keeping the current bucket current)."""
-        _check(self.binded and self.params_initialized,
-               'prepare: bind the module and initialize its parameters first')
+        self._check_ready('prepare')
         bucket_key = data_batch.bucket_key
         original_bucket_key = self._curr_bucket_key
         self.switch_bucket(bucket_key, data_batch.provide_data, data_batch.provide_label)
@@ -262,53 +244,46 @@ class BucketingModule(BaseModule):
 
     def forward(self, data_batch, is_train=None):
         """Switch to the batch's bucket (``data_batch.bucket_key``) and run forward."""
-        _check(self.binded and self.params_initialized,
-               'forward: bind the module and initialize its parameters first')
+        self._check_ready('forward')
         self.switch_bucket(data_batch.bucket_key, data_batch.provide_data,
                            data_batch.provide_label)
         self._curr_module.forward(data_batch, is_train=is_train)
 
     def backward(self, out_grads=None):
         """Backward computation of the current bucket."""
-        _check(self.binded and self.params_initialized,
-               'backward: bind the module and initialize its parameters first')
+        self._check_ready('backward')
         self._curr_module.backward(out_grads=out_grads)
 
     def update(self):
         """Update the shared parameters."""
-        _check(self.binded and self.params_initialized and self.optimizer_initialized,
-               'update: bind the module, initialize its parameters and call init_optimizer '
-               'first')
+        self._check_updatable()
         self._params_dirty = True
         self._curr_module.update()
 
     def get_outputs(self, merge_multi_context=True):
         """The current bucket's outputs."""
-        _check(self.binded and self.params_initialized,
-               'get_outputs: bind the module and initialize its parameters first')
+        self._check_ready('get_outputs')
         return self._curr_module.get_outputs(merge_multi_context=merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
         """The current bucket's input gradients."""
-        _check(self.binded and self.params_initialized and self.inputs_need_grad,
-               'get_input_grads: bind with inputs_need_grad=True and initialize the parameters')
+        self._check_input_grads()
         return self._curr_module.get_input_grads(merge_multi_context=merge_multi_context)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Accumulate ``eval_metric`` over the current bucket's outputs."""
-        _check(self.binded and self.params_initialized,
-               'update_metric: bind the module and initialize its parameters first')
+        self._check_ready('update_metric')
         self._curr_module.update_metric(eval_metric, labels, pre_sliced)
 
     @property
     def symbol(self):
         """The current bucket's Symbol."""
-        _check(self.binded, 'symbol: the module is not bound; call bind first')
+        self._check_bound('symbol')
         return self._curr_module.symbol
 
     def install_monitor(self, mon):
         """Install a ``Monitor`` on every bucket (and those bound later)."""
-        _check(self.binded, 'install_monitor: the module is not bound; call bind first')
+        self._check_bound('install_monitor')
         self._monitor = mon
         for mod in self._buckets.values():
             mod.install_monitor(mon)
@@ -324,6 +299,13 @@ class BucketingModule(BaseModule):
             symbol.save('%s-%s-symbol.json' % (prefix, bucket_key),
                         remove_amp_cast=remove_amp_cast)
         nd.save('%s.buckets' % prefix, nd.array(list(self._buckets.keys()), dtype=np.int32))
+
+    def _adopt_params(self, arg_params, aux_params):
+        """Give the default bucket's module the loaded parameters (``load``, ``load_dict``)."""
+        self._curr_module._arg_params = arg_params
+        self._curr_module._aux_params = aux_params
+        self._curr_module.params_initialized = True
+        self.params_initialized = True
 
     @staticmethod
     def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):
@@ -343,10 +325,7 @@ class BucketingModule(BaseModule):
             if bucket_key == default_bucket_key:
                 bucketing_mod._curr_module = bucketing_mod._buckets[bucket_key]
         arg_params, aux_params = load_params(prefix, epoch)
-        bucketing_mod._curr_module._arg_params = arg_params
-        bucketing_mod._curr_module._aux_params = aux_params
-        bucketing_mod._curr_module.params_initialized = True
-        bucketing_mod.params_initialized = True
+        bucketing_mod._adopt_params(arg_params, aux_params)
         return bucketing_mod
 
     @staticmethod
@@ -368,8 +347,5 @@ class BucketingModule(BaseModule):
                                                         **kwargs)
             if bucket_key == default_bucket_key:
                 bucketing_mod._curr_module = bucketing_mod._buckets[bucket_key]
-        bucketing_mod._curr_module._arg_params = arg_params
-        bucketing_mod._curr_module._aux_params = aux_params
-        bucketing_mod._curr_module.params_initialized = True
-        bucketing_mod.params_initialized = True
+        bucketing_mod._adopt_params(arg_params, aux_params)
         return bucketing_mod

@@ -12,9 +12,9 @@ from collections import OrderedDict
 
 from .. import ndarray as nd
 from ..base import MXNetAssertionError, flag_to_dtype
-from ..context import Context, cpu
-from ..executor_manager import (_split_input_slice, bind_shared, executor_bytes,
-                                reshape_executor)
+from ..context import Context
+from ..executor_manager import (_copy_averaged, _split_input_slice, bind_shared,
+                                executor_bytes, reshape_executor)
 from ..io import DataDesc
 from ..ndarray import NDArray
 
@@ -41,24 +41,15 @@ def _load_general(data, targets, major_axis):
                                   end=slice_idx.stop).copyto(d_dst)
 
 
-def _load_data(batch, targets, major_axis):
-    """Load a DataBatch's data, or that of a list of per-context batches."""
+def _load_batch(batch, field, targets, major_axis):
+    """Load a DataBatch's ``field`` ('data' or 'label'), or that of a list of per-context
+    batches."""
     if isinstance(batch, list):
-        new_batch = [[b.data[i] for b in batch] for i in range(len(targets))]
+        new_batch = [[getattr(b, field)[i] for b in batch] for i in range(len(targets))]
         new_targets = [[dst for _, dst in d_target] for d_target in targets]
         _load_general(new_batch, new_targets, major_axis)
     else:
-        _load_general(batch.data, targets, major_axis)
-
-
-def _load_label(batch, targets, major_axis):
-    """Load a DataBatch's labels, or those of a list of per-context batches."""
-    if isinstance(batch, list):
-        new_batch = [[b.label[i] for b in batch] for i in range(len(targets))]
-        new_targets = [[dst for _, dst in d_target] for d_target in targets]
-        _load_general(new_batch, new_targets, major_axis)
-    else:
-        _load_general(batch.label, targets, major_axis)
+        _load_general(getattr(batch, field), targets, major_axis)
 
 
 def _merge_multi_context(outputs, major_axis):
@@ -318,24 +309,20 @@ class DataParallelExecutorGroup:
 
     def get_params(self, arg_params, aux_params):
         """Copy the parameters, averaged over the contexts, into the given (CPU) arrays."""
-        for name, block in zip(self.param_names, self.param_arrays):
-            weight = sum(w.copyto(cpu()) for w in block) / len(block)
-            weight.astype(arg_params[name].dtype).copyto(arg_params[name])
-        for name, block in zip(self.aux_names, self.aux_arrays):
-            weight = sum(w.copyto(cpu()) for w in block) / len(block)
-            weight.astype(aux_params[name].dtype).copyto(aux_params[name])
+        _copy_averaged(self.param_names, self.param_arrays, arg_params)
+        _copy_averaged(self.aux_names, self.aux_arrays, aux_params)
 
     def forward(self, data_batch, is_train=None):
         """Load the batch (a DataBatch, or a list of one per context) and run forward;
         ``is_train`` defaults to ``for_training``."""
-        _load_data(data_batch, self.data_arrays, self.data_layouts)
+        _load_batch(data_batch, 'data', self.data_arrays, self.data_layouts)
         if is_train is None:
             is_train = self.for_training
         if isinstance(data_batch, list):
             if self.label_arrays is not None and data_batch and data_batch[0].label:
-                _load_label(data_batch, self.label_arrays, self.label_layouts)
+                _load_batch(data_batch, 'label', self.label_arrays, self.label_layouts)
         elif self.label_arrays is not None and data_batch.label:
-            _load_label(data_batch, self.label_arrays, self.label_layouts)
+            _load_batch(data_batch, 'label', self.label_arrays, self.label_layouts)
         for exec_ in self.execs:
             exec_.forward(is_train=is_train)
 
@@ -386,8 +373,8 @@ class DataParallelExecutorGroup:
     def get_input_grads(self, merge_multi_context=True):
         """The gradients of the data inputs from the last backward."""
         if not self.inputs_need_grad:
-            raise MXNetAssertionError('get_input_grads: bind with inputs_need_grad=True to get the '
-                             'gradients of the inputs')
+            raise MXNetAssertionError('get_input_grads: bind with inputs_need_grad=True to get '
+                                      'the gradients of the inputs')
         if merge_multi_context:
             return _merge_multi_context(self.input_grad_arrays, self.data_layouts)
         return self.input_grad_arrays

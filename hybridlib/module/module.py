@@ -17,7 +17,7 @@ from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
 from ..model import load_checkpoint
 from ..ndarray import zeros
-from .base_module import BaseModule, _check, _check_input_names, _parse_data_desc
+from .base_module import BaseModule, _check, _input_names, _parse_data_desc
 from .executor_group import DataParallelExecutorGroup
 
 __all__ = ['Module']
@@ -67,14 +67,8 @@ class Module(BaseModule):
         self._group2ctxs = group2ctxs
         self._symbol = symbol
 
-        data_names = list(data_names) if data_names is not None else []
-        label_names = list(label_names) if label_names is not None else []
-        state_names = list(state_names) if state_names is not None else []
-        fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
-        _check_input_names(symbol, data_names, 'data', True)
-        _check_input_names(symbol, label_names, 'label', False)
-        _check_input_names(symbol, state_names, 'state', True)
-        _check_input_names(symbol, fixed_param_names, 'fixed_param', True)
+        data_names, label_names, state_names, fixed_param_names = _input_names(
+            symbol, data_names, label_names, state_names, fixed_param_names)
 
         arg_names = symbol.list_arguments()
         input_names = data_names + label_names + state_names
@@ -161,19 +155,19 @@ class Module(BaseModule):
     @property
     def data_shapes(self):
         """The data inputs' DataDescs."""
-        _check(self.binded, 'data_shapes: the module is not bound; call bind first')
+        self._check_bound('data_shapes')
         return self._data_shapes
 
     @property
     def label_shapes(self):
         """The label inputs' DataDescs (None when bound without labels)."""
-        _check(self.binded, 'label_shapes: the module is not bound; call bind first')
+        self._check_bound('label_shapes')
         return self._label_shapes
 
     @property
     def output_shapes(self):
         """``(name, shape)`` of each output."""
-        _check(self.binded, 'output_shapes: the module is not bound; call bind first')
+        self._check_bound('output_shapes')
         return self._exec_group.get_output_shapes()
 
     def get_params(self):
@@ -306,7 +300,7 @@ class Module(BaseModule):
 
     def reshape(self, data_shapes, label_shapes=None):
         """Reshape the executors for new input shapes, keeping the parameters."""
-        _check(self.binded, 'reshape: the module is not bound; call bind first')
+        self._check_bound('reshape')
         self._data_shapes, self._label_shapes = _parse_data_desc(
             self.data_names, self.label_names, data_shapes, label_shapes)
         self._exec_group.reshape(self._data_shapes, self._label_shapes)
@@ -325,10 +319,7 @@ class Module(BaseModule):
         force_init : bool, default False
             Install again when already installed (else a warning and nothing).
         """
-        _check(self.binded and self.params_initialized,
-               'init_optimizer: bind the module and initialize its parameters first')
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning('optimizer already initialized, ignoring...')
+        if self._skip_init_optimizer(force_init, ellipsis='...'):
             return
         if self._params_dirty:
             self._sync_params_from_devices()
@@ -407,8 +398,7 @@ class Module(BaseModule):
         is_train : bool, optional
             Training mode; ``for_training`` by default.
         """
-        _check(self.binded and self.params_initialized,
-               'forward: bind the module and initialize its parameters first')
+        self._check_ready('forward')
         curr_data_shapes = tuple(i.shape for i in self._data_shapes)
         if isinstance(data_batch, list):
             _check(len(data_batch) > 0, 'Encountered empty data batch')
@@ -442,15 +432,12 @@ class Module(BaseModule):
 
     def backward(self, out_grads=None):
         """Backward computation (``out_grads`` for outputs that are not losses)."""
-        _check(self.binded and self.params_initialized,
-               'backward: bind the module and initialize its parameters first')
+        self._check_ready('backward')
         self._exec_group.backward(out_grads=out_grads)
 
     def update(self):
         """Update the parameters with the installed optimizer and the last gradients."""
-        _check(self.binded and self.params_initialized and self.optimizer_initialized,
-               'update: bind the module, initialize its parameters and call init_optimizer '
-               'first')
+        self._check_updatable()
         self._params_dirty = True
         if self._update_on_kvstore:
             _update_params_on_kvstore(self._exec_group.param_arrays,
@@ -463,26 +450,22 @@ class Module(BaseModule):
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward (see ``BaseModule.get_outputs``)."""
-        _check(self.binded and self.params_initialized,
-               'get_outputs: bind the module and initialize its parameters first')
+        self._check_ready('get_outputs')
         return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
         """The gradients of the data inputs (bind with ``inputs_need_grad=True``)."""
-        _check(self.binded and self.params_initialized and self.inputs_need_grad,
-               'get_input_grads: bind with inputs_need_grad=True and initialize the parameters')
+        self._check_input_grads()
         return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
 
     def get_states(self, merge_multi_context=True):
         """The state arrays, ``[[state1_dev1, state1_dev2], ...]``."""
-        _check(self.binded and self.params_initialized,
-               'get_states: bind the module and initialize its parameters first')
+        self._check_ready('get_states')
         return self._exec_group.get_states(merge_multi_context=merge_multi_context)
 
     def set_states(self, states=None, value=None):
         """Set the states from ``[[state1_dev1, ...], ...]`` or to one scalar ``value``."""
-        _check(self.binded and self.params_initialized,
-               'set_states: bind the module and initialize its parameters first')
+        self._check_ready('set_states')
         self._exec_group.set_states(states, value)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
@@ -514,14 +497,14 @@ class Module(BaseModule):
 
     def install_monitor(self, mon):
         """Install a ``Monitor`` on the executors."""
-        _check(self.binded, 'install_monitor: the module is not bound; call bind first')
+        self._check_bound('install_monitor')
         self._exec_group.install_monitor(mon)
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Prepare for ``data_batch``. ``sparse_row_id_fn`` pulls rows of row_sparse
         parameters in MXNet; hybridlib's parameters are dense, so it only warns as MXNet does
         for dense ones."""
-        _check(self.binded, 'prepare: the module is not bound; call bind first')
+        self._check_bound('prepare')
         if sparse_row_id_fn is None:
             return
         if not self._kvstore or not self._update_on_kvstore:

@@ -62,25 +62,24 @@ class SequentialModule(BaseModule):
     @property
     def data_shapes(self):
         """The first module's data shapes."""
-        _check(self.binded, 'data_shapes: the module is not bound; call bind first')
+        self._check_bound('data_shapes')
         return self._modules[0].data_shapes
 
     @property
     def label_shapes(self):
         """The label shapes (None when no module takes labels)."""
-        _check(self.binded, 'label_shapes: the module is not bound; call bind first')
+        self._check_bound('label_shapes')
         return self._label_shapes
 
     @property
     def output_shapes(self):
         """The last module's output shapes."""
-        _check(self.binded, 'output_shapes: the module is not bound; call bind first')
+        self._check_bound('output_shapes')
         return self._modules[-1].output_shapes
 
     def get_params(self):
         """The parameters of all modules, in two dicts."""
-        _check(self.binded and self.params_initialized,
-               'get_params: bind the module and initialize its parameters first')
+        self._check_ready('get_params')
         arg_params = dict()
         aux_params = dict()
         for module in self._modules:
@@ -160,10 +159,7 @@ class SequentialModule(BaseModule):
     def init_optimizer(self, kvstore='local', optimizer='sgd',
                        optimizer_params=(('learning_rate', 0.01),), force_init=False):
         """Install the optimizer on every module."""
-        _check(self.binded and self.params_initialized,
-               'init_optimizer: bind the module and initialize its parameters first')
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning('optimizer already initialized, ignoring.')
+        if self._skip_init_optimizer(force_init):
             return
         for module in self._modules:
             module.init_optimizer(kvstore=kvstore, optimizer=optimizer,
@@ -172,8 +168,7 @@ class SequentialModule(BaseModule):
 
     def forward(self, data_batch, is_train=None):
         """Run the modules in order, each on the previous one's outputs."""
-        _check(self.binded and self.params_initialized,
-               'forward: bind the module and initialize its parameters first')
+        self._check_ready('forward')
         # make a shallow copy, just to maintain necessary properties (if any) like
         # bucket_key, pad, etc.
         data_batch = copy.copy(data_batch)
@@ -195,8 +190,7 @@ class SequentialModule(BaseModule):
 
     def backward(self, out_grads=None):
         """Run backward from the last module to the first."""
-        _check(self.binded and self.params_initialized,
-               'backward: bind the module and initialize its parameters first')
+        self._check_ready('backward')
         for i_layer, module in reversed(list(zip(range(len(self._modules)), self._modules))):
             module.backward(out_grads=out_grads)
             if i_layer == 0:
@@ -205,34 +199,29 @@ class SequentialModule(BaseModule):
 
     def update(self):
         """Update every module's parameters."""
-        _check(self.binded and self.params_initialized and self.optimizer_initialized,
-               'update: bind the module, initialize its parameters and call init_optimizer '
-               'first')
+        self._check_updatable()
         for module in self._modules:
             module.update()
 
     def get_outputs(self, merge_multi_context=True):
         """The last module's outputs."""
-        _check(self.binded and self.params_initialized,
-               'get_outputs: bind the module and initialize its parameters first')
+        self._check_ready('get_outputs')
         return self._modules[-1].get_outputs(merge_multi_context=merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
         """The first module's input gradients."""
-        _check(self.binded and self.params_initialized and self.inputs_need_grad,
-               'get_input_grads: bind with inputs_need_grad=True and initialize the parameters')
+        self._check_input_grads()
         return self._modules[0].get_input_grads(merge_multi_context=merge_multi_context)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Update ``eval_metric`` with the modules that take labels."""
-        _check(self.binded and self.params_initialized,
-               'update_metric: bind the module and initialize its parameters first')
+        self._check_ready('update_metric')
         for meta, module in zip(self._metas, self._modules):
             if meta.get(SequentialModule.META_TAKE_LABELS):
                 module.update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon):
         """Install a ``Monitor`` on every module."""
-        _check(self.binded, 'install_monitor: the module is not bound; call bind first')
+        self._check_bound('install_monitor')
         for module in self._modules:
             module.install_monitor(mon)

@@ -20,6 +20,9 @@ from ..base import MXNetAssertionError, string_types
 
 __all__ = ['RNNParams', 'BaseRNNCell']
 
+# the gate suffixes of unpacked weight names, per kind of cell
+GATES = {'rnn': ('',), 'lstm': ('_i', '_f', '_c', '_o'), 'gru': ('_r', '_z', '_o')}
+
 MODIFIED = ('After applying modifier cells (e.g. DropoutCell) the base cell cannot be called '
             'directly. Call the modifier cell instead.')
 
@@ -40,6 +43,49 @@ def plus(lhs, rhs):
 def times(lhs, rhs):
     """``lhs * rhs`` as MXNet's Symbol ``*`` records it: ``elemwise_mul`` named ``_mul<n>``."""
     return symbol._internal._Mul(lhs, rhs)
+
+
+def activate(inputs, activation, **kwargs):
+    """``activation`` applied to ``inputs``: an ``Activation`` node for a name ('tanh'),
+    else ``activation(inputs, **kwargs)``."""
+    if isinstance(activation, string_types):
+        return symbol.Activation(inputs, act_type=activation, **kwargs)
+    return activation(inputs, **kwargs)
+
+
+def lstm_update(i2h, h2h, prev_c, name, activation, **slice_axis):
+    """An LSTM step from its two transforms (gates input, forget, cell, output), as the
+    ``LSTMCell`` and ``ConvLSTMCell`` of MXNet take it: ``(next_h, [next_h, next_c])``.
+    ``activation`` stands where the LSTM has tanh; ``slice_axis`` is the gates' axis when
+    not the default."""
+    gates = symbol.SliceChannel(plus(i2h, h2h), num_outputs=4, name='%sslice' % name,
+                                **slice_axis)
+    in_gate = symbol.Activation(gates[0], act_type='sigmoid', name='%si' % name)
+    forget_gate = symbol.Activation(gates[1], act_type='sigmoid', name='%sf' % name)
+    in_transform = activate(gates[2], activation, name='%sc' % name)
+    out_gate = symbol.Activation(gates[3], act_type='sigmoid', name='%so' % name)
+    next_c = symbol._internal._plus(times(forget_gate, prev_c), times(in_gate, in_transform),
+                                    name='%sstate' % name)
+    next_h = symbol._internal._mul(out_gate, activate(next_c, activation), name='%sout' % name)
+    return next_h, [next_h, next_c]
+
+
+def gru_update(i2h, h2h, prev_h, name, activation):
+    """A GRU step from its two transforms (gates reset, update, new), cuDNN's variant as the
+    ``GRUCell`` and ``ConvGRUCell`` of MXNet take it: ``(next_h, [next_h])``. ``activation``
+    stands where the GRU has tanh. As MXNet's, the node names have a doubled underscore:
+    'gru_t0__r_act'."""
+    i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name='%s_i2h_slice' % name)
+    h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name='%s_h2h_slice' % name)
+    reset_gate = symbol.Activation(plus(i2h_r, h2h_r), act_type='sigmoid',
+                                   name='%s_r_act' % name)
+    update_gate = symbol.Activation(plus(i2h_z, h2h_z), act_type='sigmoid',
+                                    name='%s_z_act' % name)
+    next_h_tmp = activate(plus(i2h, times(reset_gate, h2h)), activation,
+                          name='%s_h_act' % name)
+    next_h = symbol._internal._plus(times(1. - update_gate, next_h_tmp),
+                                    times(update_gate, prev_h), name='%sout' % name)
+    return next_h, [next_h]
 
 
 def cells_state_info(cells):
@@ -216,6 +262,15 @@ class BaseRNNCell:
         """The suffix of each gate in unpacked weight names (``'_i'``, ``'_f'``, ...)."""
         return ()
 
+    @property
+    def _num_gates(self):
+        return len(self._gate_names)
+
+    def _next_step_name(self):
+        """Count one more time step; the prefix of its nodes' names, ``PREFIX + 't%d_'``."""
+        self._counter += 1
+        return '%st%d_' % (self._prefix, self._counter)
+
     def begin_state(self, func=symbol.zeros, **kwargs):
         """The initial states, one Symbol per entry of ``state_info``.
 
@@ -340,9 +395,5 @@ class BaseRNNCell:
         outputs, _ = normalize_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
-    def _get_activation(self, inputs, activation, **kwargs):
-        """``activation`` applied to ``inputs``: an ``Activation`` node for a name ('tanh'),
-        else ``activation(inputs, **kwargs)``."""
-        if isinstance(activation, string_types):
-            return symbol.Activation(inputs, act_type=activation, **kwargs)
-        return activation(inputs, **kwargs)
+    # MXNet's cells (and custom ones written for it) call it as a method
+    _get_activation = staticmethod(activate)

@@ -11,7 +11,7 @@ so its kernel must be odd. The state's shape is the input convolution's output s
 import functools
 
 from .. import symbol
-from .cell_base import BaseRNNCell, check, plus, times
+from .cell_base import GATES, BaseRNNCell, check, gru_update, lstm_update, plus
 
 __all__ = ['BaseConvRNNCell', 'ConvRNNCell', 'ConvLSTMCell', 'ConvGRUCell']
 
@@ -42,6 +42,9 @@ class BaseConvRNNCell(BaseRNNCell):
     conv_layout : str, default 'NCHW'
         The layout of the convolutions (and the states).
     """
+
+    # as MXNet's base, two states (an LSTM's); the RNN and GRU cells have one
+    _num_states = 2
 
     def __init__(self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
                  i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
@@ -76,13 +79,9 @@ class BaseConvRNNCell(BaseRNNCell):
         self._hB = self.params.get('h2h_bias', init=h2h_bias_initializer)
 
     @property
-    def _num_gates(self):
-        return len(self._gate_names)
-
-    @property
     def state_info(self):
-        return [{'shape': self._state_shape, '__layout__': self._conv_layout},
-                {'shape': self._state_shape, '__layout__': self._conv_layout}]
+        return [{'shape': self._state_shape, '__layout__': self._conv_layout}
+                for _ in range(self._num_states)]
 
     def _conv_forward(self, inputs, states, name):
         """The input and the recurrent convolutions of one step, all gates at once."""
@@ -111,6 +110,9 @@ class ConvRNNCell(BaseConvRNNCell):
     ``prefix='ConvRNN_'``, ``conv_layout='NCHW'``.
     """
 
+    _gate_names = GATES['rnn']
+    _num_states = 1
+
     def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
                  i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
                  i2h_weight_initializer=None, h2h_weight_initializer=None,
@@ -121,17 +123,8 @@ class ConvRNNCell(BaseConvRNNCell):
                          h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
                          activation, prefix=prefix, params=params, conv_layout=conv_layout)
 
-    @property
-    def _gate_names(self):
-        return ('',)
-
-    @property
-    def state_info(self):
-        return [{'shape': self._state_shape, '__layout__': self._conv_layout}]
-
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = '%st%d_' % (self._prefix, self._counter)
+        name = self._next_step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
         output = self._get_activation(plus(i2h, h2h), self._activation, name='%sout' % name)
         return output, [output]
@@ -144,6 +137,8 @@ class ConvLSTMCell(BaseConvRNNCell):
     Parameters are those of ``ConvRNNCell``, with ``prefix='ConvLSTM_'``.
     """
 
+    _gate_names = GATES['lstm']
+
     def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
                  i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
                  i2h_weight_initializer=None, h2h_weight_initializer=None,
@@ -154,25 +149,11 @@ class ConvLSTMCell(BaseConvRNNCell):
                          h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
                          activation, prefix=prefix, params=params, conv_layout=conv_layout)
 
-    @property
-    def _gate_names(self):
-        return ['_i', '_f', '_c', '_o']
-
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = '%st%d_' % (self._prefix, self._counter)
+        name = self._next_step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
-        gates = symbol.SliceChannel(plus(i2h, h2h), num_outputs=4,
-                                    axis=self._conv_layout.find('C'), name='%sslice' % name)
-        in_gate = symbol.Activation(gates[0], act_type='sigmoid', name='%si' % name)
-        forget_gate = symbol.Activation(gates[1], act_type='sigmoid', name='%sf' % name)
-        in_transform = self._get_activation(gates[2], self._activation, name='%sc' % name)
-        out_gate = symbol.Activation(gates[3], act_type='sigmoid', name='%so' % name)
-        next_c = symbol._internal._plus(times(forget_gate, states[1]), times(in_gate, in_transform),
-                                        name='%sstate' % name)
-        next_h = symbol._internal._mul(out_gate, self._get_activation(next_c, self._activation),
-                                       name='%sout' % name)
-        return next_h, [next_h, next_c]
+        return lstm_update(i2h, h2h, states[1], name, self._activation,
+                           axis=self._conv_layout.find('C'))
 
 
 class ConvGRUCell(BaseConvRNNCell):
@@ -181,6 +162,9 @@ class ConvGRUCell(BaseConvRNNCell):
 
     Parameters are those of ``ConvRNNCell``, with ``prefix='ConvGRU_'``.
     """
+
+    _gate_names = GATES['gru']
+    _num_states = 1
 
     def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
                  i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
@@ -192,27 +176,8 @@ class ConvGRUCell(BaseConvRNNCell):
                          h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
                          activation, prefix=prefix, params=params, conv_layout=conv_layout)
 
-    @property
-    def _gate_names(self):
-        return ['_r', '_z', '_o']
-
-    @property
-    def state_info(self):
-        return [{'shape': self._state_shape, '__layout__': self._conv_layout}]
-
     def __call__(self, inputs, states):
-        self._counter += 1
-        # as the GRUCell's, the node names have a doubled underscore: 'ConvGRU_t0__r_act'
-        name = '%st%d_' % (self._prefix, self._counter)
+        name = self._next_step_name()
+        # unlike GRUCell's, the convolutions' names have a single underscore: 'ConvGRU_t0_i2h'
         i2h, h2h = self._conv_forward(inputs, states, name)
-        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name='%s_i2h_slice' % name)
-        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name='%s_h2h_slice' % name)
-        reset_gate = symbol.Activation(plus(i2h_r, h2h_r), act_type='sigmoid',
-                                       name='%s_r_act' % name)
-        update_gate = symbol.Activation(plus(i2h_z, h2h_z), act_type='sigmoid',
-                                        name='%s_z_act' % name)
-        next_h_tmp = self._get_activation(plus(i2h, times(reset_gate, h2h)), self._activation,
-                                          name='%s_h_act' % name)
-        next_h = symbol._internal._plus(times(1. - update_gate, next_h_tmp),
-                                        times(update_gate, states[0]), name='%sout' % name)
-        return next_h, [next_h]
+        return gru_update(i2h, h2h, states[0], name, self._activation)

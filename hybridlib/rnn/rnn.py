@@ -8,7 +8,7 @@ loading packs them again for the given cells. The files are ``mx.model``'s:
 import warnings
 
 from ..model import load_checkpoint, save_checkpoint
-from .cell_base import BaseRNNCell
+from .cell_base import BaseRNNCell, cells_pack_weights, cells_unpack_weights
 
 __all__ = ['rnn_unroll', 'save_rnn_checkpoint', 'load_rnn_checkpoint', 'do_rnn_checkpoint']
 
@@ -44,8 +44,7 @@ def save_rnn_checkpoint(cells, prefix, epoch, symbol, arg_params, aux_params):
         The model's arguments (with the cells' weights packed) and auxiliary states, saved as
         ``PREFIX-EPOCH.params``.
     """
-    for cell in _as_cells(cells):
-        arg_params = cell.unpack_weights(arg_params)
+    arg_params = cells_unpack_weights(_as_cells(cells), arg_params)
     save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
 
 
@@ -69,8 +68,7 @@ def load_rnn_checkpoint(cells, prefix, epoch):
     aux_params : dict of str to NDArray
     """
     sym, arg, aux = load_checkpoint(prefix, epoch)
-    for cell in _as_cells(cells):
-        arg = cell.pack_weights(arg)
+    arg = cells_pack_weights(_as_cells(cells), arg)
     return sym, arg, aux
 
 

@@ -19,21 +19,48 @@ import warnings
 from .. import initializer as init
 from .. import ndarray, symbol
 from ..base import numeric_types
-from .cell_base import (MODIFIED, BaseRNNCell, RNNParams, cells_begin_state, cells_pack_weights,
-                        cells_state_info, cells_unpack_weights, check, missing_weight,
-                        normalize_sequence, plus, pop_weight, times)
+from .cell_base import (GATES, MODIFIED, BaseRNNCell, RNNParams, cells_begin_state,
+                        cells_pack_weights, cells_state_info, cells_unpack_weights, check,
+                        gru_update, lstm_update, missing_weight, normalize_sequence, plus,
+                        pop_weight)
 from .conv_rnn_cell import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 
 __all__ = ['RNNParams', 'BaseRNNCell', 'RNNCell', 'LSTMCell', 'GRUCell', 'FusedRNNCell',
            'SequentialRNNCell', 'DropoutCell', 'ModifierCell', 'ZoneoutCell', 'ResidualCell',
            'BidirectionalCell', 'BaseConvRNNCell', 'ConvRNNCell', 'ConvLSTMCell', 'ConvGRUCell']
 
-# the gate suffixes of unpacked weights, per mode of the RNN operator
-_GATES = {'rnn_relu': ('',), 'rnn_tanh': ('',), 'lstm': ('_i', '_f', '_c', '_o'),
-          'gru': ('_r', '_z', '_o')}
+
+class _DenseCell(BaseRNNCell):
+    """What ``RNNCell``, ``LSTMCell`` and ``GRUCell`` share: the weights of all gates as one
+    matrix each, the two ``FullyConnected`` transforms of a step and ``_num_states`` states
+    of (0, num_hidden)."""
+
+    _num_states = 1
+
+    def __init__(self, num_hidden, prefix, params, i2h_bias_init=None):
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._iW = self.params.get('i2h_weight')
+        self._iB = self.params.get('i2h_bias', init=i2h_bias_init)
+        self._hW = self.params.get('h2h_weight')
+        self._hB = self.params.get('h2h_bias')
+
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}
+                for _ in range(self._num_states)]
+
+    def _fc_forward(self, inputs, states, name):
+        """The input and the recurrent transforms of one step, all gates at once."""
+        num_hidden = self._num_hidden * self._num_gates
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=num_hidden, name='%si2h' % name)
+        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
+                                    num_hidden=num_hidden, name='%sh2h' % name)
+        return i2h, h2h
 
 
-class RNNCell(BaseRNNCell):
+class RNNCell(_DenseCell):
     """Simple recurrent cell: ``out = activation(i2h(x) + h2h(h))``.
 
     Parameters
@@ -48,35 +75,20 @@ class RNNCell(BaseRNNCell):
         Container for sharing weights between cells.
     """
 
+    _gate_names = GATES['rnn']
+
     def __init__(self, num_hidden, activation='tanh', prefix='rnn_', params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
+        super().__init__(num_hidden, prefix, params)
         self._activation = activation
-        self._iW = self.params.get('i2h_weight')
-        self._iB = self.params.get('i2h_bias')
-        self._hW = self.params.get('h2h_weight')
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
-
-    @property
-    def _gate_names(self):
-        return ('',)
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = '%st%d_' % (self._prefix, self._counter)
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden, name='%si2h' % name)
-        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden, name='%sh2h' % name)
+        name = self._next_step_name()
+        i2h, h2h = self._fc_forward(inputs, states, name)
         output = self._get_activation(plus(i2h, h2h), self._activation, name='%sout' % name)
         return output, [output]
 
 
-class LSTMCell(BaseRNNCell):
+class LSTMCell(_DenseCell):
     """Long short-term memory cell; gates in the order input, forget, cell, output.
 
     Parameters
@@ -92,43 +104,20 @@ class LSTMCell(BaseRNNCell):
         ``i2h_bias`` variable is initialized by ``init.LSTMBias(forget_bias)``.
     """
 
+    _gate_names = GATES['lstm']
+    _num_states = 2
+
     def __init__(self, num_hidden, prefix='lstm_', params=None, forget_bias=1.0):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get('i2h_weight')
-        self._hW = self.params.get('h2h_weight')
-        self._iB = self.params.get('i2h_bias', init=init.LSTMBias(forget_bias=forget_bias))
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'},
-                {'shape': (0, self._num_hidden), '__layout__': 'NC'}]
-
-    @property
-    def _gate_names(self):
-        return ['_i', '_f', '_c', '_o']
+        super().__init__(num_hidden, prefix, params,
+                         i2h_bias_init=init.LSTMBias(forget_bias=forget_bias))
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = '%st%d_' % (self._prefix, self._counter)
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden * 4, name='%si2h' % name)
-        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden * 4, name='%sh2h' % name)
-        gates = symbol.SliceChannel(plus(i2h, h2h), num_outputs=4, name='%sslice' % name)
-        in_gate = symbol.Activation(gates[0], act_type='sigmoid', name='%si' % name)
-        forget_gate = symbol.Activation(gates[1], act_type='sigmoid', name='%sf' % name)
-        in_transform = symbol.Activation(gates[2], act_type='tanh', name='%sc' % name)
-        out_gate = symbol.Activation(gates[3], act_type='sigmoid', name='%so' % name)
-        next_c = symbol._internal._plus(times(forget_gate, states[1]), times(in_gate, in_transform),
-                                        name='%sstate' % name)
-        next_h = symbol._internal._mul(out_gate, symbol.Activation(next_c, act_type='tanh'),
-                                       name='%sout' % name)
-        return next_h, [next_h, next_c]
+        name = self._next_step_name()
+        i2h, h2h = self._fc_forward(inputs, states, name)
+        return lstm_update(i2h, h2h, states[1], name, 'tanh')
 
 
-class GRUCell(BaseRNNCell):
+class GRUCell(_DenseCell):
     """Gated recurrent unit cell, cuDNN's variant (the reset gate scales ``h2h`` after the
     product); gates in the order reset, update, new.
 
@@ -142,42 +131,16 @@ class GRUCell(BaseRNNCell):
         Container for sharing weights between cells.
     """
 
+    _gate_names = GATES['gru']
+
     def __init__(self, num_hidden, prefix='gru_', params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get('i2h_weight')
-        self._iB = self.params.get('i2h_bias')
-        self._hW = self.params.get('h2h_weight')
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
-
-    @property
-    def _gate_names(self):
-        return ['_r', '_z', '_o']
+        super().__init__(num_hidden, prefix, params)
 
     def __call__(self, inputs, states):
-        self._counter += 1
+        name = self._next_step_name()
         # MXNet's GRU names its nodes with a doubled underscore: 'gru_t0__i2h'
-        name = '%st%d_' % (self._prefix, self._counter)
-        prev_h = states[0]
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden * 3, name='%s_i2h' % name)
-        h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden * 3, name='%s_h2h' % name)
-        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name='%s_i2h_slice' % name)
-        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name='%s_h2h_slice' % name)
-        reset_gate = symbol.Activation(plus(i2h_r, h2h_r), act_type='sigmoid',
-                                       name='%s_r_act' % name)
-        update_gate = symbol.Activation(plus(i2h_z, h2h_z), act_type='sigmoid',
-                                        name='%s_z_act' % name)
-        next_h_tmp = symbol.Activation(plus(i2h, times(reset_gate, h2h)), act_type='tanh',
-                                       name='%s_h_act' % name)
-        next_h = symbol._internal._plus(times(1. - update_gate, next_h_tmp),
-                                        times(update_gate, prev_h), name='%sout' % name)
-        return next_h, [next_h]
+        i2h, h2h = self._fc_forward(inputs, states, name + '_')
+        return gru_update(i2h, h2h, states[0], name, 'tanh')
 
 
 class FusedRNNCell(BaseRNNCell):
@@ -233,11 +196,7 @@ class FusedRNNCell(BaseRNNCell):
 
     @property
     def _gate_names(self):
-        return list(_GATES[self._mode])
-
-    @property
-    def _num_gates(self):
-        return len(self._gate_names)
+        return GATES['rnn' if self._mode in ('rnn_relu', 'rnn_tanh') else self._mode]
 
     def _pieces(self, num_input):
         """``[(name, shape)]`` of the unpacked weights, in their order in the flat vector."""
@@ -313,7 +272,7 @@ class FusedRNNCell(BaseRNNCell):
         if not self._get_next_state:
             outputs, states = rnn, []
         else:
-            n = 2 if self._mode == 'lstm' else 1
+            n = len(self.state_info)
             for i in range(1, n + 1):
                 rnn[i]._set_attr(__layout__='LNC')
             outputs, states = rnn[0], [rnn[i] for i in range(1, n + 1)]
