@@ -19,7 +19,7 @@ from . import initializer, initializer as init
 from . import parameter, block, cached_op, nn
 ndarray.CachedOp = ndarray.op.CachedOp = cached_op.NDArrayCachedOp   # mx.nd.CachedOp
 from . import optimizer, lr_scheduler, metric, kvstore, recordio
-from . import model, callback, monitor
+from . import model, callback, monitor, notebook
 from . import monitor as mon
 from . import kvstore as kv
 from . import gluon, contrib
@@ -39,7 +39,7 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'context', 'base', 'name', 'attribute', 'AttrScope', 'executor', 'ops', 'init',
            'initializer', 'gluon', 'nn', 'block', 'parameter', 'cached_op', 'optimizer',
            'lr_scheduler', 'metric', 'kvstore', 'kv', 'model', 'callback', 'monitor', 'mon',
-           'recordio', 'contrib', 'io', 'image', 'img', 'operator', 'test_utils', 'rnn',
+           'notebook', 'recordio', 'contrib', 'io', 'image', 'img', 'operator', 'test_utils', 'rnn',
            'executor_manager', 'module', 'mod', 'engine', 'error', 'log', 'profiler', 'registry',
            'runtime', 'util', 'libinfo', 'is_np_array', 'is_np_shape', 'np_array', 'np_shape',
            'set_np_shape', 'use_np', 'use_np_array', 'use_np_shape', 'install_mxnet_alias',

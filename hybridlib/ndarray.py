@@ -260,8 +260,10 @@ class NDArray(ArrayMethods):
             if tape.is_recording() and self._entry is not None:
                 return self._index_with_ops(key, self.ndim)
             data = self._data[key]
-            if data.ndim == 0 and self.ndim > 0:   # MXNet: a scalar result has shape (1,)
-                data = data.reshape(1)
+            if data.ndim == 0 and self.ndim > 0:
+                # MXNet: a scalar result has shape (1,) and is a view, as every basic index
+                # is (``x[0] += 1`` writes to x); numpy's scalar would be a copy
+                data = self._data[(key if isinstance(key, tuple) else (key,)) + (None,)]
             return NDArray(data, self._ctx)
         if tape.is_recording() and self._entry is not None:
             return self._advanced_index_with_ops(key)

@@ -98,6 +98,20 @@ def test_slices_share_memory_on_the_first_axis():
     assert y.asnumpy().tolist() == [[0, 1, 2], [9, 9, 9]]
 
 
+def test_a_scalar_element_is_a_view_as_in_mxnet():
+    # MXNet code updates elements in place: ``for g in bias: g -= d`` (SVRGModule does)
+    v = nd.array([1., 2., 3.])
+    for element in v:
+        element -= 1
+    v[2] += 5
+    assert v.asnumpy().tolist() == [0., 1., 7.]
+    x = nd.zeros((2, 2))
+    corner = x[1, 1]
+    corner += 4
+    x[..., 0, 1][:] = 2
+    assert corner.shape == (1,) and x.asnumpy().tolist() == [[0., 2.], [0., 4.]]
+
+
 def test_advanced_indexing():
     x = nd.array(np.arange(24).reshape(2, 3, 4))
     ref = np.arange(24).reshape(2, 3, 4)

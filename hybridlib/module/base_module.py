@@ -350,6 +350,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
+            self._begin_epoch(epoch, train_data)
             nbatch = 0
             data_iter = iter(train_data)
             end_of_batch = False
@@ -370,7 +371,7 @@ class BaseModule:
                 if monitor is not None:
                     monitor.toc_print()
                 if end_of_batch:
-                    eval_name_vals = eval_metric.get_global_name_value()
+                    eval_name_vals = self._epoch_values(eval_metric)
                 if batch_end_callback is not None:
                     batch_end_params = BatchEndParam(epoch=epoch, nbatch=nbatch,
                                                      eval_metric=eval_metric, locals=locals())
@@ -393,7 +394,20 @@ class BaseModule:
                                  batch_end_callback=eval_batch_end_callback, epoch=epoch)
                 for name, val in res:
                     self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, val)
-            train_data.reset()
+            self._end_epoch(train_data)
+
+    # what subclasses change in fit's epoch (SVRGModule)
+    def _begin_epoch(self, epoch, train_data):
+        """Called by ``fit`` before an epoch's batches."""
+
+    def _end_epoch(self, train_data):
+        """Called by ``fit`` after an epoch: rewinds the training data."""
+        train_data.reset()
+
+    @staticmethod
+    def _epoch_values(eval_metric):
+        """The metric values ``fit`` logs for an epoch."""
+        return eval_metric.get_global_name_value()
 
     # -- symbol information -----------------------------------------------------------------------
     @property

@@ -3,9 +3,13 @@ conversion; the same casts imperatively and hybridized; float16 networks (``cast
 
 Literal graphs and dtypes below were printed by MXNet 1.9.1 (``mxnet.contrib.amp``); MXNet
 computes float16 FullyConnected/Convolution only on GPUs, so its numbers are not compared.
+``convert_bucketing_module`` runs the scenario of tests/data/make_amp_files.py, which wrote
+MXNet's converted buckets to tests/data/amp-bucketing.json.
 """
+import importlib.util
 import json
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -511,3 +515,59 @@ def test_amp_init_after_hybridize_retraces(amp_off):
     assert net(x).dtype == F16                      # the new graph casts, as imperatively
     net.hybridize(False)
     assert net(x).dtype == F16
+
+
+# -------------------------------------------------------------------------------------------------
+# convert_bucketing_module
+# -------------------------------------------------------------------------------------------------
+
+_DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')
+_spec = importlib.util.spec_from_file_location('make_amp_files',
+                                               os.path.join(_DATA, 'make_amp_files.py'))
+AMP_GEN = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(AMP_GEN)
+
+
+def test_convert_bucketing_module_as_mxnet():
+    with open(AMP_GEN.FACTS) as f:
+        expected = json.load(f)
+    got = json.loads(json.dumps(AMP_GEN.run_convert_bucketing(mx)))
+    for case in ('plain', 'optional'):
+        assert sorted(got[case]['buckets']) == ['2', '3']
+        for key in ('2', '3'):
+            assert got[case]['buckets'][key] == expected[case]['buckets'][key], (case, key)
+        assert got[case] == expected[case], case
+    assert 'convert_bucketing_module' not in amp.__all__       # contrib.amp.amp's, as MXNet
+
+
+def test_converted_bucket_computes_as_the_float32_one():
+    mod = AMP_GEN.bucketing_module(mx, logging.getLogger('amp-bucketing'))
+    x = nd.array(np.random.RandomState(1).uniform(-1, 1, (AMP_GEN.BATCH, AMP_GEN.WIDTH)))
+    batch = mx.io.DataBatch([x], [nd.zeros((AMP_GEN.BATCH,))], bucket_key=3,
+                            provide_data=[('data', x.shape)],
+                            provide_label=[('softmax_label', (AMP_GEN.BATCH,))])
+    mod.forward(batch, is_train=False)
+    expected = mod.get_outputs()[0].asnumpy()
+    new = amp.amp.convert_bucketing_module(mod, cast_optional_params=True)
+    bucket = new._buckets[3]
+    assert bucket is new._curr_module
+    bucket.bind(data_shapes=batch.provide_data, label_shapes=batch.provide_label,
+                for_training=False)
+    bucket.forward(batch, is_train=False)
+    out = bucket.get_outputs()[0]
+    assert out.dtype == F32
+    assert bucket.get_params()[0]['shared_weight'].dtype == F16
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-2, atol=1e-3)
+
+
+def test_convert_bucketing_module_checks_its_module():
+    net = AMP_GEN.sym_gen_of(mx)(2)[0]
+    with pytest.raises(AssertionError, match='should be instance of bucketing module'):
+        amp.amp.convert_bucketing_module(mx.mod.Module(net))
+    unbound = mx.mod.BucketingModule(AMP_GEN.sym_gen_of(mx), default_bucket_key=2)
+    with pytest.raises(AssertionError, match='Bucketing Module should not be empty'):
+        amp.amp.convert_bucketing_module(unbound)
+    unbound.bind(data_shapes=[('data', (AMP_GEN.BATCH, AMP_GEN.WIDTH))],
+                 label_shapes=[('softmax_label', (AMP_GEN.BATCH,))])
+    with pytest.raises(MXNetError, match='params should be initialized'):
+        amp.amp.convert_bucketing_module(unbound)

@@ -13,8 +13,9 @@ nodes of a traced graph); one that is known to change nothing (the dtype already
 left out, on both paths.
 
 ``init_trainer`` and ``scale_loss`` add dynamic loss scaling to a Gluon Trainer;
-``convert_symbol``, ``convert_model`` and ``convert_hybrid_block`` rewrite a float32 graph for
-mixed-precision inference, as MXNet's ``ReducePrecision`` pass does.
+``convert_symbol``, ``convert_model``, ``convert_hybrid_block`` and
+``convert_bucketing_module`` (not exported by ``contrib.amp``, as in MXNet) rewrite a float32
+graph for mixed-precision inference, as MXNet's ``ReducePrecision`` pass does.
 
 Differences from MXNet 1.9.1:
 
@@ -40,6 +41,7 @@ from ...base import MXNetAssertionError, NotSupportedError, dtype_to_flag, flag_
 from ...block import HybridBlock, SymbolBlock
 from ...context import gpu
 from ...methods import ArrayMethods
+from ...module import BucketingModule
 from ...ops import frontend, registry
 from ...optimizer import Optimizer
 from ...graph import Node, topo_nodes
@@ -424,6 +426,8 @@ class _ReducePrecision:
             new = Node(old.op, old.name, old.params, dict(old.attrs), dict(old.user_attrs))
             if old.op is None:
                 new.shapes, new.dtypes = old.shapes, old.dtypes
+                if old.name not in self.data_names:
+                    _declare_parameter(new)
             if old.name in self.excluded or old.op in self.fp32_ops:
                 new.inputs = self._float32(old, new, keep_variables=True)
             elif old.op in self.low_ops:
@@ -521,6 +525,14 @@ class _ReducePrecision:
                 self.as_fp32[(id(old), i)] = (new, i)
 
 
+def _declare_parameter(var):
+    """Give a parameter of the new graph a ``__dtype__`` (float32 unless it has one), as
+    MXNet's pass does; ``cast_optional_params`` may make it float16 later."""
+    if '__dtype__' not in var.user_attrs:
+        var.user_attrs['__dtype__'] = str(dtype_to_flag(_F32))
+        var.dtypes = [_F32]
+
+
 def _key(entry):
     return (id(entry[0]), entry[1])
 
@@ -605,3 +617,54 @@ def convert_hybrid_block(block, target_dtype='float16', target_dtype_ops=None, f
             param.cast(value.dtype)
     ret.collect_params().load_dict(values, ctx=ctx)
     return ret
+
+
+def convert_bucketing_module(bucketing_mod, target_dtype='float16', target_dtype_ops=None,
+                             fp32_ops=None, conditional_fp32_ops=None, excluded_sym_names=None,
+                             cast_optional_params=False):
+    """A new BucketingModule whose buckets run the graphs of ``bucketing_mod``'s buckets
+    converted by ``convert_model``, with the parameters of its current module.
+
+    As in MXNet 1.9.1, the parameter dicts are converted in place (with
+    ``cast_optional_params`` the original module's parameters become float16 too) and the
+    new module shares them; it is not bound, and binding it builds the default bucket again
+    from ``sym_gen``, unconverted.
+
+    Parameters
+    ----------
+    bucketing_mod : BucketingModule
+        Bound (so it has buckets) and with its parameters initialized.
+    target_dtype : 'float16'
+    target_dtype_ops, fp32_ops : list of str, optional
+        Override ``list_lp16_ops`` and ``list_fp32_ops``.
+    conditional_fp32_ops : list of (str, str, list of str), optional
+        Override ``list_conditional_fp32_ops``.
+    excluded_sym_names : list of str, optional
+        Nodes kept in float32.
+    cast_optional_params : bool, default False
+        Declare (and cast) float16 the parameters that only low-precision operators read.
+    """
+    if not isinstance(bucketing_mod, BucketingModule):
+        raise MXNetAssertionError('module should be instance of bucketing module')
+    if not bucketing_mod._buckets:
+        raise MXNetAssertionError('Bucketing Module should not be empty')
+    if not bucketing_mod.params_initialized:
+        raise MXNetAssertionError('bucketing_mod params should be initialized for mixed '
+                                  'precision conversion')
+    arg_params = bucketing_mod._curr_module._arg_params
+    aux_params = bucketing_mod._curr_module._aux_params
+    sym_dict = {}
+    for key, module in bucketing_mod._buckets.items():
+        sym_dict[key], arg_params, aux_params = convert_model(
+            module._symbol, arg_params, aux_params, target_dtype=target_dtype,
+            target_dtype_ops=target_dtype_ops, fp32_ops=fp32_ops,
+            conditional_fp32_ops=conditional_fp32_ops, excluded_sym_names=excluded_sym_names,
+            cast_optional_params=cast_optional_params)
+    return BucketingModule.load_dict(
+        sym_dict, sym_gen=bucketing_mod._sym_gen, arg_params=arg_params,
+        aux_params=aux_params, default_bucket_key=bucketing_mod._default_bucket_key,
+        logger=bucketing_mod.logger, context=bucketing_mod._context,
+        work_load_list=bucketing_mod._work_load_list,
+        fixed_param_names=bucketing_mod._fixed_param_names,
+        state_names=bucketing_mod._state_names, group2ctxs=bucketing_mod._group2ctxs,
+        compression_params=bucketing_mod._compression_params)
