@@ -391,8 +391,9 @@ def test_stopped_profiler_does_no_work_on_the_hot_paths(monkeypatch, tmp_path):
 def test_profiled_resnet_training_step_is_covered_by_its_operators(tmp_path):
     """The operators' events of a hybridized ResNet training step (forward, loss, backward,
     optimizer updates) add up to the step's wall time within 10%. What they leave out is
-    Python between operators: the tape, the Trainer's loop, the copy of the gradients into
-    the parameters' buffers. The best of a few tries: this machine is shared."""
+    Python between operators: the tape and the Trainer's loop (the copy of the gradients into
+    the parameters' buffers is timed, as ``_copyto``). The best of a few tries: this machine
+    is shared."""
     net = vision.resnet18_v1(classes=10, thumbnail=True)
     net.initialize(mx.init.Xavier())
     net.hybridize(static_alloc=True, static_shape=True)
