@@ -1,10 +1,11 @@
 """``mx.monitor`` (``mx.mon``): statistics of an Executor's arrays, for debugging.
 
 A ``Monitor`` installs a callback on executors (``Executor.set_monitor_callback``). Between
-``tic()`` and ``toc()`` it collects a statistic of every operator output the executor's forward
-reports (and, with ``monitor_all``, of operator inputs) whose name matches ``pattern``; ``toc``
-adds the arguments and auxiliary states and returns the statistics as text, ``toc_print`` logs
-them as MXNet 1.9.1 does. Gradients (MXNet's ``*_backward_*`` names) are not reported.
+``tic()`` and ``toc()`` it collects a statistic of every operator output the executor reports
+(and, with ``monitor_all``, of operator inputs) whose name matches ``pattern``: in the forward,
+and in the backward the gradients of MXNet's backward nodes (``fc1_backward_output0``, ...);
+``toc`` adds the arguments and auxiliary states and returns the statistics as text,
+``toc_print`` logs them as MXNet 1.9.1 does.
 """
 import logging
 import re

@@ -15,6 +15,7 @@ gradients come from the same rules.
 Nothing here imports NDArray: ndarray.py records onto the tape, and ``autograd.py`` is the
 public API over it.
 """
+import contextlib
 import threading
 import weakref
 
@@ -22,13 +23,14 @@ from . import profiler
 from .base import MXNetError
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
-           'set_recording', 'set_training', 'mark_variables', 'backprop', 'topo_order',
-           'TapeNode', 'Variable', 'record_op', 'backward', 'grad', 'zeros_like']
+           'set_recording', 'set_training', 'mark_variables', 'backprop', 'observe_backprop',
+           'topo_order', 'TapeNode', 'Variable', 'record_op', 'backward', 'grad', 'zeros_like']
 
 
 class _State(threading.local):
     recording = False
     training = False
+    backprop_observer = None    # observe_backprop's function
 
 
 _state = _State()
@@ -186,6 +188,19 @@ def mark_variables(variables, gradients, grad_reqs='write'):
 # Reverse mode, shared by the tape and the Symbol graph
 # -------------------------------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def observe_backprop(observer):
+    """While active, ``backprop`` (not the ones it runs inside gradient rules) calls
+    ``observer(node, ograds, igrads)`` for each node it reaches, in its order (igrads all None
+    where no gradient reached the node): how an Executor's monitor learns which gradient each
+    node gave which input."""
+    prev, _state.backprop_observer = _state.backprop_observer, observer
+    try:
+        yield
+    finally:
+        _state.backprop_observer = prev
+
+
 def topo_order(head_nodes):
     """Nodes reachable from ``head_nodes`` (through ``inputs``), inputs before their users."""
     order, seen = [], set()
@@ -226,6 +241,14 @@ def backprop(heads, head_grads, F, node_values, order=None, keep=(), is_train=No
     With ``keep``, only the nodes on a path to a kept entry are differentiated: an operator
     without a gradient (a random shuffle of the data) may then sit anywhere else, as in MXNet.
     """
+    observer, _state.backprop_observer = _state.backprop_observer, None
+    try:
+        return _backprop(heads, head_grads, F, node_values, order, keep, is_train, observer)
+    finally:
+        _state.backprop_observer = observer
+
+
+def _backprop(heads, head_grads, F, node_values, order, keep, is_train, observer):
     if order is None:
         order = topo_order([e[0] for e in heads])
     keep = set(keep)
@@ -246,6 +269,8 @@ def backprop(heads, head_grads, F, node_values, order=None, keep=(), is_train=No
                 result[entry] = g
             ograds.append(g)
         if all(g is None for g in ograds):
+            if observer is not None:
+                observer(node, ograds, [None] * len(node.inputs))
             continue
         inputs, outputs = node_values(node)
         if node.op.train_aware:
@@ -256,6 +281,8 @@ def backprop(heads, head_grads, F, node_values, order=None, keep=(), is_train=No
         if len(igrads) != len(node.inputs):
             raise MXNetError(f'gradient of {node.op.name} returned {len(igrads)} values for '
                              f'{len(node.inputs)} inputs')
+        if observer is not None:
+            observer(node, ograds, igrads)
         for entry, g in zip(node.inputs, igrads):
             if entry is not None and g is not None:
                 _accumulate(grads, entry, g, F)

@@ -31,8 +31,8 @@ from ..base import ShapeError
 from .attrs import Float, Int, Str
 from .contrib import _check_rank, _dim, _work_dtype
 from .creation import _cast_scalar
-from .registry import (Params, add_gradients, merge_shape, normalize_axis, register, same_dtype,
-                       zero_gradient)
+from .registry import (BackwardNode, Params, ZEROS, add_gradients, merge_shape, normalize_axis,
+                       register, same_dtype, zero_gradient)
 
 __all__ = []
 
@@ -71,6 +71,8 @@ class arange_like:
     reaches ``data`` (zeros).
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = ZEROS
     attrs = dict(start=Float(0.0), step=Float(1.0), repeat=Int(1), ctx=Str(''), axis=Int(None))
     check = _arange_like_check
     gradient = zero_gradient
@@ -110,6 +112,8 @@ class div_sqrt_dim:
     the gradient is ``div_sqrt_dim`` of the output gradient.
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     infer_shape = _div_sqrt_dim_shape
 
     def compute(xp, attrs, data):

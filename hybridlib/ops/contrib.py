@@ -618,6 +618,7 @@ class box_nms:
     gradients to those input rows (whole rows, even across a format change, as MXNet).
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = _NMS_ATTRS
     check = _nms_check
     num_outputs = 2

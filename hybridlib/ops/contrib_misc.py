@@ -43,8 +43,8 @@ from .elemwise import _round_half_away
 from .embedding import Embedding as _EMBEDDING
 from .frontend import PYTHON_FUNCTIONS
 from .norm import BatchNorm as _BATCH_NORM
-from .registry import (add_gradients, merge_shape, normalize_axis, register, same_dtype,
-                       zero_gradient)
+from .registry import (BackwardNode, add_gradients, merge_shape, normalize_axis, register,
+                       same_dtype, zero_gradient)
 
 __all__ = []
 
@@ -748,6 +748,8 @@ class _contrib_gradientmultiplier:
     parsed ``scalar``; the values are the same.
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = _MULTIPLIER_ATTRS
     inplace = ((0, 0),)
     gradient = _multiplied_gradient
@@ -761,6 +763,7 @@ class _contrib_backward_gradientmultiplier:
     """The gradient of ``gradientmultiplier``: ``data * scalar`` (``data`` is the gradient
     arriving at its output)."""
     inputs = ('data',)
+    named_inputs = False
     attrs = _MULTIPLIER_ATTRS
     inplace = ((0, 0),)
     gradient = _multiplied_gradient
@@ -778,6 +781,7 @@ def _straight_through(F, attrs, inputs, outputs, ograds):
 class _contrib_round_ste:
     """``round`` (halves away from zero) forward; the identity's gradient backward."""
     inputs = ('data',)
+    named_inputs = False
     inplace = ((0, 0),)
     gradient = _straight_through
 
@@ -791,6 +795,7 @@ class _contrib_round_ste:
 class _contrib_sign_ste:
     """``sign`` (0 at 0 and NaN) forward; the identity's gradient backward."""
     inputs = ('data',)
+    named_inputs = False
     inplace = ((0, 0),)
     gradient = _straight_through
 

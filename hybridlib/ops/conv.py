@@ -23,7 +23,7 @@ import math
 
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Int, Shape, Str
-from .registry import merge_shape, register, same_dtype, workspace
+from .registry import BackwardNode, merge_shape, register, same_dtype, workspace
 
 __all__ = []
 
@@ -705,6 +705,11 @@ def _conv_kw(attrs, **override):
     return _kw({k: attrs[k] for k in keep}, **override)
 
 
+def _conv_backward(attrs):
+    """MXNet's backward node reads the gradient, data and weight (and bias)."""
+    return BackwardNode(('ograd0', 'in0', 'in1') + (() if attrs.no_bias else ('in2',)))
+
+
 @register('Convolution')
 class Convolution:
     """N-d convolution (1-D/2-D/3-D) with grouped filters, stride, dilation and zero padding.
@@ -716,6 +721,7 @@ class Convolution:
     ``cudnn_tune`` and ``cudnn_off`` only tune MXNet's kernels and are accepted as such.
     """
     inputs = ('data', 'weight', 'bias')
+    backward_node = _conv_backward
     list_inputs = _with_bias
     attrs = _CONV_ATTRS
     check = _check_conv
@@ -838,6 +844,7 @@ class Deconvolution:
     total = stride * (n - 1) + dilated kernel - target, pad = ceil(total / 2), adj = total % 2).
     """
     inputs = ('data', 'weight', 'bias')
+    backward_node = _conv_backward
     list_inputs = _with_bias
     attrs = _DECONV_ATTRS
     check = _check_conv

@@ -27,7 +27,7 @@ from ..base import (DEFAULT_DTYPE, DTypeError, MXNetError, NotSupportedError, Sh
 from ..context import transfer
 from . import rng
 from .attrs import Bool, Ctx, DType, Float, Int, Shape, Str
-from .registry import OpDef, merge_shape, register, register_op, zero_gradient
+from .registry import BackwardNode, OpDef, ZEROS, merge_shape, register, register_op, zero_gradient
 
 __all__ = []
 
@@ -99,6 +99,8 @@ class _full:
 class zeros_like:
     """Zeros of the shape and dtype of the input."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = ZEROS
     gradient = zero_gradient
 
     def compute(xp, attrs, data):
@@ -109,6 +111,8 @@ class zeros_like:
 class ones_like:
     """Ones of the shape and dtype of the input."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = ZEROS
     gradient = zero_gradient
 
     def compute(xp, attrs, data):
@@ -244,6 +248,8 @@ class Cast:
     """Convert to ``dtype`` (C casts: truncation, integer wrap-around); the gradient converts
     back to the input's dtype."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(dtype=DType())
 
     def compute(xp, attrs, data):
@@ -279,6 +285,7 @@ class amp_cast:
     The gradient is converted back to the input's dtype (MXNet's ``_backward_amp_cast``).
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(dtype=DType())
     infer_shape = _cast_shapes
 
@@ -316,6 +323,9 @@ class amp_multicast:
     Output ``i`` has the shape of input ``i``; gradients are converted back to input dtypes.
     """
     attrs = dict(num_outputs=Int(), cast_narrow=Bool(False))
+
+    def list_inputs(attrs):
+        return [f'data_{i}' for i in range(attrs.num_outputs)]
 
     def num_outputs(attrs):
         return attrs.num_outputs
@@ -356,6 +366,7 @@ class _copyto:
 class cast_storage:
     """The input in storage ``stype``: only 'default' (dense) exists here, so a copy."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(stype=Str(choices=('default', 'row_sparse', 'csr')))
 
     def check(attrs):
@@ -549,7 +560,7 @@ def _make_random_like(name, params, sampler, check, what):
     register_op(OpDef(
         f'_random_{name}_like', compute=compute, gradient=zero_gradient, random=True,
         inputs=('data',), attrs=dict(params), infer_type=_like_type, check=check,
-        hint=f'{name}_like',
+        hint=f'{name}_like', named_inputs=False,
         doc=f"""Samples of {what}, of the shape and (floating) dtype of ``data``, which gets no
         gradient."""))
 
@@ -657,6 +668,7 @@ class _sample_multinomial:
     where MXNet gives the out-of-range index K.
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(shape=Shape(()), get_prob=Bool(False), dtype=DType(_INT32))
     random = True
 
@@ -770,6 +782,7 @@ class _shuffle:
     """A random permutation of ``data`` along its first axis (same shape and dtype). Not
     differentiable, as in MXNet."""
     inputs = ('data',)
+    named_inputs = False
     random = True
     gradient = _no_gradient('_shuffle')
 

@@ -173,6 +173,7 @@ class bipartite_matching:
     that makes more than ``topk`` (MXNet's count). No gradient (MXNet writes zeros).
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(is_ascend=Bool(False), threshold=Float(), topk=Int(-1))
     num_outputs = 2
     gradient = _no_gradient

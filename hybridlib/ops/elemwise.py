@@ -12,6 +12,11 @@ forward bound to the array module, for float inputs) of it.
 
 MXNet's legacy operators keep the input dtype (``exp`` of int32 is int32, a scalar is first cast
 to the array's dtype), which ``_keep`` and ``_scalar_like`` reproduce.
+
+MXNet names the input of a unary or scalar operator ``input0`` (``named_inputs=False``), and its
+backward node reads the output gradient (``lhs``) and the input or the output (``rhs``), the
+gradient alone, or nothing (``zeros_like`` nodes for the piecewise-constant operators): the
+``backward_node`` of each, as an Executor's monitor reports it.
 """
 import functools
 import inspect
@@ -21,8 +26,8 @@ import numpy as np
 
 from ..base import NotSupportedError, ShapeError
 from .attrs import Bool, Float, Int
-from .registry import (OpDef, broadcast_shape, merge_shape, register, register_op, same_dtype,
-                       zero_gradient)
+from .registry import (CLONE, ZEROS, BackwardNode, OpDef, broadcast_shape, merge_shape,
+                       register, register_op, same_dtype, zero_gradient)
 from . import special
 
 __all__ = []
@@ -326,6 +331,22 @@ UNARY = [
 ]
 
 
+# MXNet's backward node of a unary operator reads (gradient, input) as lhs/rhs, but these read
+# the output; these read the gradient alone (``input0``); those without a gradient but sign's are
+# zeros_like nodes
+_BACKWARD_READS_OUTPUT = {'sqrt', 'cbrt', 'exp', 'tan', 'tanh', 'relu', 'sigmoid', 'erfinv'}
+_BACKWARD_READS_GRADIENT = {'negative', '_copy'}
+
+
+def _unary_backward(name, backward):
+    if name in _BACKWARD_READS_GRADIENT:
+        return BackwardNode(('ograd0',))
+    if backward is None and name != 'sign':
+        return ZEROS
+    second = 'out0' if name in _BACKWARD_READS_OUTPUT else 'in0'
+    return BackwardNode(('ograd0', second), ('lhs', 'rhs'))
+
+
 def _unary_op(name, forward, backward, aliases):
     if backward is None:
         gradient = zero_gradient
@@ -334,8 +355,8 @@ def _unary_op(name, forward, backward, aliases):
             return [backward(F, inputs[0], outputs[0], ograds[0])]
     compute, specialise = _table_bodies(forward)
     return OpDef(name, inputs=('data',), compute=compute, specialise=specialise,
-                 gradient=gradient, aliases=aliases, inplace=((0, 0),),
-                 doc=f'Elementwise {name}.')
+                 gradient=gradient, aliases=aliases, inplace=((0, 0),), named_inputs=False,
+                 backward_node=_unary_backward(name, backward), doc=f'Elementwise {name}.')
 
 
 for _row in UNARY:
@@ -357,6 +378,9 @@ class _digamma:
 class make_loss:
     """Marks a loss: the forward is the identity; the gradient is ones, whatever comes back."""
     inputs = ('data',)
+    named_inputs = False
+    output_names = ('loss',)
+    backward_node = BackwardNode(('in0',))      # ones_like
 
     def compute(xp, attrs, data):
         return data.copy()
@@ -370,6 +394,8 @@ class hard_sigmoid:
     """``clip(alpha * x + beta, 0, 1)``."""
     inputs = ('data',)
     attrs = dict(alpha=Float(0.2), beta=Float(0.5))
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0', 'in0'))
 
     def compute(xp, attrs, data):
         return _keep(xp.clip(data * attrs.alpha + attrs.beta, 0, 1), data)
@@ -384,6 +410,8 @@ class clip:
     """Limit the values to ``[a_min, a_max]``; the gradient passes where the input was inside."""
     inputs = ('data',)
     attrs = dict(a_min=Float(), a_max=Float())
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0', 'in0'))
 
     def compute(xp, attrs, data):
         return _keep(xp.clip(data, attrs.a_min, attrs.a_max), data)
@@ -398,6 +426,8 @@ class smooth_l1:
     """``0.5 (sigma x)^2`` where ``|x| < 1/sigma^2``, else ``|x| - 0.5/sigma^2`` (sigma=scalar)."""
     inputs = ('data',)
     attrs = dict(scalar=Float(1.0))
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0', 'in0'), ('lhs', 'rhs'))
 
     def compute(xp, attrs, data):
         s2 = float(attrs.scalar) ** 2
@@ -465,6 +495,23 @@ def _broadcast_infer(attrs, lhs, rhs):
     return [lhs, rhs], [broadcast_shape(lhs, rhs)]
 
 
+# MXNet's backward nodes of the binary operators with a gradient read (gradient, lhs, rhs) but
+# these: elemwise_add has none (both inputs get the output's gradient), the others read the
+# gradient alone
+_BACKWARD_CLONE = {'elemwise_add'}
+_BACKWARD_GRADIENT_ONLY = {'broadcast_add', 'elemwise_sub', 'broadcast_sub'}
+
+
+def _binary_backward(name, backward):
+    if backward is None:
+        return ZEROS
+    if name in _BACKWARD_CLONE:
+        return CLONE
+    if name in _BACKWARD_GRADIENT_ONLY:
+        return BackwardNode(('ograd0',))
+    return BackwardNode(('ograd0', 'in0', 'in1'))
+
+
 def _binary_ops(name, aliases, bname, baliases, forward, backward):
     compute, specialise = _table_bodies(forward, arity=2)
     if backward is None:
@@ -480,10 +527,10 @@ def _binary_ops(name, aliases, bname, baliases, forward, backward):
 
     doc = f'Elementwise {name.strip("_")} of two arrays'
     yield OpDef(name, inputs=('lhs', 'rhs'), compute=compute, specialise=specialise,
-                gradient=same_grad,
+                gradient=same_grad, backward_node=_binary_backward(name, backward),
                 aliases=aliases, inplace=((0, 0), (1, 0)), doc=doc + ' of the same shape.')
     yield OpDef(bname, inputs=('lhs', 'rhs'), compute=compute, specialise=specialise,
-                gradient=broadcast_grad,
+                gradient=broadcast_grad, backward_node=_binary_backward(bname, backward),
                 infer_shape=_broadcast_infer, aliases=baliases,
                 doc=doc + ', broadcasting them (numpy rules).')
 
@@ -570,6 +617,22 @@ SCALAR = [
 _SCALAR_ATTRS = dict(scalar=Float(1.0), is_int=Bool(True))
 
 
+# MXNet's backward nodes of the scalar operators with a gradient read (gradient, input) as
+# lhs/rhs but these: _rpower_scalar reads the output, the others the gradient alone
+_SCALAR_BACKWARD_READS_OUTPUT = {'_rpower_scalar'}
+_SCALAR_BACKWARD_READS_GRADIENT = {'_plus_scalar', '_minus_scalar', '_rminus_scalar',
+                                   '_mul_scalar', '_div_scalar'}
+
+
+def _scalar_backward(name, backward):
+    if backward is None:
+        return ZEROS
+    if name in _SCALAR_BACKWARD_READS_GRADIENT:
+        return BackwardNode(('ograd0',))
+    second = 'out0' if name in _SCALAR_BACKWARD_READS_OUTPUT else 'in0'
+    return BackwardNode(('ograd0', second), ('lhs', 'rhs'))
+
+
 def _scalar_op(name, aliases, forward, backward):
     if backward is None:
         gradient = zero_gradient
@@ -578,7 +641,8 @@ def _scalar_op(name, aliases, forward, backward):
             return [backward(F, inputs[0], outputs[0], ograds[0], attrs.scalar)]
     compute, specialise = _table_bodies(forward, scalar=True)
     return OpDef(name, inputs=('data',), attrs=_SCALAR_ATTRS, compute=compute,
-                 specialise=specialise, gradient=gradient,
+                 specialise=specialise, gradient=gradient, named_inputs=False,
+                 backward_node=_scalar_backward(name, backward),
                  aliases=aliases, inplace=((0, 0),),
                  doc=f'Elementwise {name.strip("_").replace("_", " ")} with a scalar.')
 

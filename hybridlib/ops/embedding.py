@@ -7,7 +7,7 @@ Indices may be of any dtype; as in MXNet 1.9.1 they are truncated toward zero an
 from ..base import DEFAULT_DTYPE
 from .attrs import Bool, DType, Int
 from .gather import _VALUE_DTYPES, _check_dtype, _gradient_type, _int_index, _scatter_add
-from .registry import merge_shape, register
+from .registry import BackwardNode, merge_shape, register
 
 __all__ = []
 
@@ -37,6 +37,7 @@ class Embedding:
     none, as in MXNet. ``sparse_grad`` is accepted; the gradient is always dense.
     """
     inputs = ('data', 'weight')
+    backward_node = BackwardNode(('ograd0', 'in0'))
     attrs = _EMBEDDING_ATTRS
     check = _embedding_check
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base import MXNetError, NotSupportedError, ShapeError, DTypeError, DEFAULT_DTYPE
 from .attrs import Bool, DType, Float, Int, Shape, Str
-from .registry import merge_shape, normalize_axis, register, zero_gradient
+from .registry import BackwardNode, merge_shape, normalize_axis, register, zero_gradient
 
 __all__ = []
 
@@ -127,6 +127,7 @@ class take:
     ``mode``: 'clip' (default; negative indices are 0), 'wrap' (modulo), 'raise' (error).
     """
     inputs = ('a', 'indices')
+    backward_node = BackwardNode(('ograd0', 'in1'))
     attrs = _TAKE_ATTRS
 
     def compute(xp, attrs, a, indices):
@@ -253,6 +254,7 @@ class pick:
     clipped (``mode='clip'``) or wrapped (``mode='wrap'``). ``axis=None`` is not supported.
     """
     inputs = ('data', 'index')
+    backward_node = BackwardNode(('ograd0', 'in1'), grads=(0,))
     attrs = _PICK_ATTRS
 
     def compute(xp, attrs, data, index):
@@ -363,6 +365,7 @@ class where:
     holds and to ``y`` elsewhere; none to the condition.
     """
     inputs = ('condition', 'x', 'y')
+    backward_node = BackwardNode(('ograd0', 'in0'), grads=(1, 2))
 
     def compute(xp, attrs, condition, x, y):
         return xp.where(_where_condition(xp, condition, x), x, y)
@@ -450,6 +453,7 @@ class gather_nd:
     sums back into ``data``'s shape (``_backward_gather_nd``).
     """
     inputs = ('data', 'indices')
+    backward_node = BackwardNode(('ograd0', 'in1'), ('data', 'indices'), grads=(0,))
 
     def compute(xp, attrs, data, indices):
         return data[_nd_index(xp, indices, data.shape, 'gather_nd')]

@@ -537,6 +537,7 @@ class _image_resize:
     (``_backward_image_resize``).
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(size=Shape(()), keep_ratio=Bool(False), interp=Int(1))
     check = _check_resize
 
@@ -669,6 +670,7 @@ class _image_crop:
     """The rectangle of ``width`` x ``height`` at (``x``, ``y``) (left, top) of an image
     (H, W, C) or batch (N, H, W, C). Its gradient puts the head gradient back in place."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(x=Int(), y=Int(), width=Int(), height=Int())
     check = _crop_check
 
@@ -712,7 +714,7 @@ def _fixed_flip(name, axis, what):
     def gradient(F, attrs, inputs, outputs, ograds):
         return [getattr(F, name)(ograds[0])]      # a flip is its own inverse
     register(name, inputs=('data',), compute=compute, gradient=gradient,
-             infer_shape=_flip_infer(name), inplace=((0, 0),))(
+             infer_shape=_flip_infer(name), inplace=((0, 0),), named_inputs=False)(
         type(name, (), {'__doc__': f'An image (H, W, C) mirrored {what}; its gradient mirrors '
                                    'the head gradient.'}))
 
@@ -728,7 +730,7 @@ def _random_flip(name, axis, what):
             return _flip(xp, data, axis)
         return data.copy()
     register(name, inputs=('data',), compute=compute, gradient=_pass_through,
-             infer_shape=_flip_infer(name), random=True, inplace=((0, 0),))(
+             infer_shape=_flip_infer(name), random=True, inplace=((0, 0),), named_inputs=False)(
         type(name, (), {'__doc__': f'An image (H, W, C) mirrored {what} with probability '
                                    '0.5. The gradient passes the head gradient through (as '
                                    "MXNet's)."}))
@@ -876,8 +878,8 @@ def _random_enhance(name, adjust, what):
            "passes the head gradient through (as MXNet's).")
     register(name, inputs=('data',), compute=compute, gradient=_pass_through,
              attrs=dict(min_factor=Float(), max_factor=Float()), check=_check_factors,
-             infer_shape=_color_infer(name), random=True, inplace=((0, 0),))(
-        type(name, (), {'__doc__': doc}))
+             infer_shape=_color_infer(name), random=True, inplace=((0, 0),),
+             named_inputs=False)(type(name, (), {'__doc__': doc}))
 
 
 _random_enhance('_image_random_brightness', _brightness,
@@ -897,6 +899,7 @@ class _image_random_color_jitter:
     U(-hue, hue) * 360 degrees; a step whose amount is 0 is skipped. The gradient passes the
     head gradient through (as MXNet's)."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(brightness=Float(), contrast=Float(), saturation=Float(), hue=Float())
     infer_shape = _color_infer('_image_random_color_jitter')
     random = True
@@ -922,6 +925,7 @@ class _image_adjust_lighting:
     decomposition) to every pixel of an image (H, W, C); a one-channel image is returned
     unchanged. Its gradient is the head gradient (an added constant)."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(alpha=FloatTuple())
     infer_shape = _color_infer('_image_adjust_lighting')
     inplace = ((0, 0),)
@@ -942,6 +946,7 @@ class _image_random_lighting:
     """AlexNet's PCA lighting with alphas drawn from N(0, alpha_std^2) (see
     ``_image_adjust_lighting``). The gradient passes the head gradient through."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(alpha_std=Float(0.05))
     infer_shape = _color_infer('_image_random_lighting')
     random = True

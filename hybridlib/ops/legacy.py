@@ -189,8 +189,7 @@ class BatchNorm_v1:
     def num_visible_outputs(attrs):
         return 3 if attrs.output_mean_var else 1
 
-    def output_names(attrs):
-        return ['output', 'mean', 'var'] if attrs.output_mean_var else ['output']
+    output_names = ('output', 'mean', 'var')
 
     def infer_shape(attrs, *shapes):
         return _BN.infer_shape(_bn(attrs), *shapes)

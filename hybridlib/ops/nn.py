@@ -18,8 +18,8 @@ from ..base import DTypeError, ShapeError
 from . import rng, special
 from .attrs import Bool, DType, Float, Int, Shape, Str
 from .elemwise import not_differentiable_twice
-from .registry import (OpDef, get, known, merge_shape, normalize_axis, register, register_op,
-                       same_dtype)
+from .registry import (BackwardNode, OpDef, get, known, merge_shape, normalize_axis, register,
+                       register_op, same_dtype)
 
 __all__ = []
 
@@ -105,6 +105,7 @@ class dot:
     inputs = ('lhs', 'rhs')
     attrs = dict(transpose_a=Bool(False), transpose_b=Bool(False),
                  forward_stype=Str(None, choices=('csr', 'default', 'row_sparse')))
+    backward_node = BackwardNode(('ograd0', 'in0', 'in1'))
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         # one matmul of lhs seen as (m, k) by rhs seen as (k, n): N-d inputs reshaped, a
@@ -262,6 +263,7 @@ class FullyConnected:
     inputs = ('data', 'weight', 'bias')
     list_inputs = _fc_inputs
     attrs = dict(num_hidden=Int(), no_bias=Bool(False), flatten=Bool(True))
+    backward_node = BackwardNode(('ograd0', 'in0', 'in1'))
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         # one matmul of data as rows (N, k) by weight^T; the bias broadcasts along the last axis
@@ -346,6 +348,10 @@ class Activation:
     inputs = ('data',)
     attrs = dict(act_type=Str(choices=('relu', 'sigmoid', 'softrelu', 'softsign', 'tanh')))
     inplace = ((0, 0),)
+    named_inputs = False
+
+    def backward_node(attrs):   # relu's reads the output, the others' also the input
+        return BackwardNode(('ograd0', 'out0') + (() if attrs.act_type == 'relu' else ('in0',)))
 
     def compute(xp, attrs, data, *, out=None):
         op = _ACTIVATIONS[attrs['act_type']]      # (Params' attribute access is slower)
@@ -447,6 +453,10 @@ class LeakyReLU:
     train_aware = True
     random = True
     gradient = _leaky_gradient
+
+    def backward_node(attrs):   # (rrelu's: MXNet's monitor crashes on reading its inputs)
+        reads = {'prelu': ('in0', 'in1', 'out0'), 'rrelu': ('out0', 'out1')}
+        return BackwardNode(('ograd0',) + reads.get(attrs.act_type, ('in0', 'out0')))
 
     def compute(xp, attrs, data, gamma=None, is_train=False):
         act = attrs.act_type
@@ -611,6 +621,7 @@ class softmax:
     list_inputs = _softmax_inputs
     attrs = _softmax_attrs()
     check = _check_softmax
+    backward_node = BackwardNode(('ograd0', 'out0'), ('ograd', 'output'), grads=(0,))
     infer_shape = _softmax_shape
     infer_type = _softmax_type
     gradient = _softmax_family_grad('softmax')
@@ -630,6 +641,7 @@ class log_softmax:
     check = _check_no_length
     infer_type = _softmax_type
     gradient = _softmax_family_grad('log')
+    backward_node = BackwardNode(('ograd0', 'out0'), ('ograd', 'output'))
 
     def compute(xp, attrs, data):
         axis = normalize_axis(attrs.axis, data.ndim)
@@ -645,6 +657,8 @@ class softmin:
     check = _check_no_length
     infer_type = _softmax_type
     gradient = _softmax_family_grad('min')
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0', 'out0'), ('ograd', 'output'))
 
     def compute(xp, attrs, data):
         axis = normalize_axis(attrs.axis, data.ndim)
@@ -662,6 +676,8 @@ class SoftmaxActivation:
     3 axes (``mode='channel'``, e.g. (N, C, H, W) over C). Deprecated in MXNet for softmax."""
     inputs = ('data',)
     attrs = dict(mode=Str('instance', choices=('channel', 'instance')))
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0', 'out0'))
 
     def compute(xp, attrs, data):
         return softmax_forward(xp, data, _activation_axis(attrs) % data.ndim)
@@ -741,6 +757,7 @@ class SoftmaxOutput:
     """
     inputs = ('data', 'label')
     attrs = _softmax_output_attrs()
+    backward_node = BackwardNode(('out0', 'in1'))     # not the head gradient
 
     def compute(xp, attrs, data, label):
         return _softmax_output_forward(xp, attrs, data)
@@ -875,7 +892,7 @@ def _regression_op(name, forward, backward, doc):
 
     register_op(OpDef(name, inputs=('data', 'label'), attrs=dict(grad_scale=Float(1.0)),
                       compute=compute, infer_shape=_regression_shape, gradient=gradient,
-                      doc=doc))
+                      backward_node=BackwardNode(('in1', 'out0')), doc=doc))
 
 
 _REGRESSION_DOC = """{what}
@@ -903,6 +920,7 @@ class MakeLoss:
     inputs = ('data',)
     attrs = dict(grad_scale=Float(1.0), valid_thresh=Float(0.0),
                  normalization=Str('null', choices=('batch', 'null', 'valid')))
+    backward_node = BackwardNode((), output_names=('data',))     # (legacy) no head gradient
 
     def compute(xp, attrs, data):
         return data.copy()
@@ -950,6 +968,8 @@ class Dropout:
     num_visible_outputs = 1
     train_aware = True
     random = True
+    output_names = ('output', 'mask')
+    backward_node = BackwardNode(('ograd0', 'out1'))
 
     def compute(xp, attrs, data, is_train=False):
         mshape = _dropout_mask_shape(attrs, data.shape)

@@ -36,7 +36,8 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import Bool, Float, Int, Str
-from .registry import add_gradients, merge_shape, normalize_axis, register, workspace
+from .registry import (BackwardNode, LEGACY, add_gradients, merge_shape, normalize_axis, register,
+                       workspace)
 
 __all__ = []
 
@@ -191,10 +192,12 @@ class BatchNorm:
     ``cudnn_off``, ``min_calib_range``, ``max_calib_range`` do not change float results.
     """
     inputs = ('data', 'gamma', 'beta', 'moving_mean', 'moving_var')
+    backward_node = BackwardNode(('ograd0', 'out1', 'out2', 'in0', 'in1', 'in2', 'in3', 'in4'))
     aux = ('moving_mean', 'moving_var')
     var_inits = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
     attrs = _BN_ATTRS
     num_outputs = 3
+    output_names = ('output', 'mean', 'var')    # hidden ones too (a monitor shows bn1_mean)
     train_aware = True
     inplace = ((0, 0),)
     infer_shape = _bn_infer_shape
@@ -202,9 +205,6 @@ class BatchNorm:
 
     def num_visible_outputs(attrs):
         return 3 if attrs.output_mean_var else 1
-
-    def output_names(attrs):
-        return ['output', 'mean', 'var'] if attrs.output_mean_var else ['output']
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         data = tuple(shapes[0])
@@ -394,12 +394,6 @@ def _bn_backward_gradient(F, attrs, inputs, ograds, is_train):
 # LayerNorm, InstanceNorm, GroupNorm
 # -------------------------------------------------------------------------------------------------
 
-def _three_outputs(names):
-    def output_names(attrs):
-        return list(names) if attrs.output_mean_var else ['output']
-    return output_names
-
-
 def _mean_var(x, red):
     mean = x.mean(axis=red, keepdims=True)
     xc = x - mean
@@ -416,9 +410,10 @@ class LayerNorm:
     with 1 at ``axis``.
     """
     inputs = ('data', 'gamma', 'beta')
+    backward_node = BackwardNode(('ograd0', 'in0', 'in1', 'out1', 'out2'))
     attrs = dict(axis=Int(-1), eps=Float(1e-5), output_mean_var=Bool(False))
     num_outputs = 3
-    output_names = _three_outputs(('output', 'mean', 'std'))
+    output_names = ('output', 'mean', 'std')
     infer_type = _same_dtypes(3)
 
     def num_visible_outputs(attrs):
@@ -471,6 +466,8 @@ class InstanceNorm:
     hidden ``mean`` and ``var`` (N, C) (the variance, without eps).
     """
     inputs = ('data', 'gamma', 'beta')
+    output_names = ('output', 'mean', 'var')
+    backward_node = LEGACY
     attrs = dict(eps=Float(1e-3))
     num_outputs = 3
     num_visible_outputs = 1
@@ -521,9 +518,10 @@ class GroupNorm:
     ``std`` (``sqrt(var + eps)``) (N, G).
     """
     inputs = ('data', 'gamma', 'beta')
+    backward_node = BackwardNode(('ograd0', 'in0', 'in1', 'out1', 'out2'))
     attrs = dict(num_groups=Int(1), eps=Float(1e-5), output_mean_var=Bool(False))
     num_outputs = 3
-    output_names = _three_outputs(('output', 'mean', 'std'))
+    output_names = ('output', 'mean', 'std')
     infer_type = _same_dtypes(3)
     check = _group_check
 
@@ -595,6 +593,8 @@ class L2Normalization:
     num_outputs = 2
     num_visible_outputs = 1
     infer_type = _same_dtypes(2)
+    output_names = ('output', 'norm')
+    backward_node = LEGACY
 
     def infer_shape(attrs, data):
         if data is None:
@@ -683,6 +683,8 @@ class LRN:
     num_visible_outputs = 1
     infer_type = _same_dtypes(2)
     check = _lrn_check
+    output_names = ('output', 'tmp_norm')
+    backward_node = BackwardNode(('ograd0', 'in0', 'out1'))
 
     def infer_shape(attrs, data):
         if data is None:

@@ -16,7 +16,7 @@ from ..base import NotSupportedError, ShapeError
 from .attrs import Bool, Int, Shape, Str
 from .conv import (Geom, _POOL_LAYOUTS, _S, _check_rank, _check_window, _expand, _float_types,
                    _from_cf, _is_channel_last, _join, _kw, _split, _taps, _to_cf)
-from .registry import merge_shape, register, workspace
+from .registry import BackwardNode, merge_shape, register, workspace
 
 __all__ = []
 
@@ -351,6 +351,16 @@ class Pooling:
     check = _check_pool
     num_outputs = _pool_outputs
     num_visible_outputs = 1
+
+    def output_names(attrs):
+        return ['output', 'workspace'] if _pool_outputs(attrs) == 2 else ['output']
+
+    def backward_node(attrs):
+        # MXNet's oneDNN max pooling also reads its workspace, and the workspace's gradient
+        # (zeros: none reaches it)
+        if _pool_outputs(attrs) == 2:
+            return BackwardNode(('ograd0', 'ograd1', 'in0', 'out0', 'out1'))
+        return BackwardNode(('ograd0', 'in0', 'out0'))
 
     def infer_shape(attrs, data):
         data, out = _pool_infer_out(attrs, data)

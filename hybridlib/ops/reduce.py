@@ -20,7 +20,8 @@ import numpy as np
 
 from ..base import ShapeError
 from .attrs import Bool, DType, Int, Shape
-from .registry import OpDef, merge_shape, normalize_axis, register, register_op, zero_gradient
+from .registry import (BackwardNode, OpDef, ZEROS, merge_shape, normalize_axis, register,
+                       register_op, zero_gradient)
 
 __all__ = []
 
@@ -52,6 +53,8 @@ class broadcast_to:
     ``data`` (d0, ..., dn) -> ``shape`` with the same rank; each ``di`` is 1 or the target size.
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(shape=Shape(()))
 
     def compute(xp, attrs, data):
@@ -151,6 +154,8 @@ class broadcast_axis:
     ``data`` (d0, ..., dn) -> the same shape with ``d[axis[i]] = size[i]``.
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axis=Shape(()), size=Shape(()))
 
     def compute(xp, attrs, data):
@@ -320,8 +325,12 @@ def _reduction_op(name, aliases, reducer, grad, what):
     doc = (f'{what} over ``axis`` (all axes when None or (); with ``exclude=True`` over every '
            'axis not listed).\n\n``data`` (d0, ..., dn) -> the reduced axes removed (kept as 1 '
            'with ``keepdims``); shape (1,) when none are left. The dtype is kept.')
+    # MXNet's backward of sum and mean reads the gradient alone, of the others also the input
+    # and the output
+    reads = ('ograd0',) if name in ('sum', 'mean') else ('ograd0', 'in0', 'out0')
     return OpDef(name, inputs=('data',), attrs=_REDUCE_ATTRS, compute=compute,
-                 gradient=gradient, infer_shape=_reduce_infer_shape, aliases=aliases, doc=doc)
+                 gradient=gradient, infer_shape=_reduce_infer_shape, aliases=aliases,
+                 named_inputs=False, backward_node=BackwardNode(reads), doc=doc)
 
 
 for _row in REDUCTIONS:
@@ -453,6 +462,8 @@ class norm:
     when none are left. The dtype is ``out_dtype`` if given, else the input's.
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0', 'in0', 'out0'))
     attrs = dict(ord=Int(2), axis=Shape(None), out_dtype=DType(None), keepdims=Bool(False))
     check = _norm_check
 
@@ -538,7 +549,8 @@ _ARG_DOC = ('The index of the {0} along ``axis`` (of the flattened array when No
 for _name, _what in (('argmax', 'maximum'), ('argmin', 'minimum')):
     register_op(OpDef(_name, inputs=('data',), attrs=dict(axis=Int(None), keepdims=Bool(False)),
                       compute=_arg_compute(_name), gradient=zero_gradient,
-                      infer_shape=_arg_infer_shape, doc=_ARG_DOC.format(_what)))
+                      infer_shape=_arg_infer_shape, named_inputs=False, backward_node=ZEROS,
+                      doc=_ARG_DOC.format(_what)))
 
 
 @register('argmax_channel')
@@ -549,6 +561,7 @@ class argmax_channel:
     zero (MXNet registers none at all and refuses to differentiate it).
     """
     inputs = ('data',)
+    named_inputs = False
     gradient = zero_gradient
 
     def compute(xp, attrs, data):

@@ -18,13 +18,23 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    hands them to its prop)
 ``check``          ``check(attrs)`` validates parsed attributes; it may return the Params to
                    use instead (Custom's carry its prop)
+``named_inputs``   whether MXNet's graph names the inputs (its FListInputNames): an Executor's
+                   monitor shows ``fc1_weight``, or ``relu1_input0`` for Activation (False)
 ``num_outputs``    all outputs, hidden ones included; ``num_visible_outputs`` those a Symbol
-                   lists; ``output_names`` their suffixes (``output``, ``mean``, ``var``)
+                   lists; ``output_names`` the suffixes of all, or a function of the
+                   attributes giving them (``output``, ``mean``, ``var``; by default
+                   ``output``, or ``output0``, ``output1``, ... for several)
+``backward_node``  MXNet's backward node of the operator, as an Executor's monitor reports
+                   it: a ``BackwardNode`` (what it reads, its input and output names),
+                   ``CLONE`` (none: each input's gradient is output 0's), ``ZEROS``
+                   (``zeros_like`` nodes), ``LEGACY`` (outputs named after the inputs), or
+                   ``backward_node(attrs)`` giving one; by default a node of unknown inputs
+                   with an output per input that is not auxiliary
 ``compute``        ``compute(xp, attrs, *inputs)``: the operator's one numeric body, for numpy
                    and cupy. A body that takes ``out=None`` writes output 0 into a given
-                   (float, C-contiguous) buffer and returns it: what lets a compiled graph plan buffers
-                   (``static_alloc``), work in place and serve ``out=weight``. Such a body
-                   returns fresh arrays (never views of its inputs) without one
+                   (float, C-contiguous) buffer and returns it: what lets a compiled graph plan
+                   buffers (``static_alloc``), work in place and serve ``out=weight``. Such a
+                   body returns fresh arrays (never views of its inputs) without one
 ``specialise``     ``specialise(xp, attrs, shapes, dtypes, is_train)`` returns the body for
                    those input shapes and dtypes, ``fn(*inputs, out=None)``, with attributes,
                    reshapes and engine choices resolved once (a compiled graph calls it for
@@ -57,6 +67,7 @@ import difflib
 import functools
 import inspect
 import math
+import re
 import threading
 
 import numpy as np
@@ -64,9 +75,10 @@ import numpy as np
 from ..base import AttributeParseError, MXNetError, ShapeError, DTypeError, np_dtype
 from .attrs import REQUIRED, Attr, format_value, parse_error
 
-__all__ = ['OpDef', 'Params', 'register', 'register_op', 'get', 'find', 'list_ops', 'REGISTRY',
-           'same_shape', 'same_dtype', 'merge_shape', 'known', 'broadcast_shape',
-           'zero_gradient', 'add_gradients', 'normalize_axis', 'unknown_op_error', 'workspace']
+__all__ = ['OpDef', 'Params', 'BackwardNode', 'CLONE', 'ZEROS', 'LEGACY', 'register',
+           'register_op', 'get', 'find', 'list_ops', 'REGISTRY', 'same_shape', 'same_dtype',
+           'merge_shape', 'known', 'broadcast_shape', 'zero_gradient', 'add_gradients',
+           'normalize_axis', 'unknown_op_error', 'workspace']
 
 REGISTRY = {}      # canonical name -> OpDef
 _BY_NAME = {}      # canonical names and aliases -> OpDef
@@ -187,6 +199,65 @@ def workspace(xp, shape, dtype, part=0):
 
 
 # ---------------------------------------------------------------------------------------------
+# MXNet's backward nodes, as a monitor names them
+# ---------------------------------------------------------------------------------------------
+
+CLONE = 'clone'     # no backward node: each input's gradient is output 0's (elemwise_add)
+ZEROS = 'zeros'     # a zeros_like node per input (argmax, floor, the comparisons)
+# one node, its outputs named after the operator's inputs and its inputs unknown: MXNet's
+# legacy operators (SliceChannel's is ``_backward_SliceChannel``, its output ``data``; MXNet's
+# monitor crashes on reading their inputs)
+LEGACY = 'legacy'
+
+_BACKWARD_SOURCE = re.compile(r'(ograd|in|out)(\d+)')
+
+
+class BackwardNode:
+    """MXNet's backward node of an operator (``fc1_backward``): what an Executor's monitor
+    reports of it during ``backward``.
+
+    Parameters
+    ----------
+    inputs : sequence of str, or None
+        What the node reads, in its order: ``'ograd<k>'`` (the gradient of output k),
+        ``'in<k>'`` (input k), ``'out<k>'`` (output k). None: unknown (not reported; the node
+        is taken to read the gradients of the visible outputs).
+    input_names : sequence of str, optional
+        Their names (the backward operator's FListInputNames); ``input0``, ``input1``, ...
+        when not given.
+    output_names : sequence of str, optional
+        The names of its outputs; ``output`` for one, ``output0``, ``output1``, ... for
+        several when not given.
+    grads : sequence of int, optional
+        The inputs whose gradients its outputs are, in order; by default those that are not
+        auxiliary.
+    """
+    __slots__ = ('inputs', 'input_names', 'output_names', 'grads')
+
+    def __init__(self, inputs, input_names=None, output_names=None, grads=None):
+        self.inputs = None if inputs is None else tuple(_parse_source(i) for i in inputs)
+        if input_names is None and inputs is not None:
+            input_names = [f'input{i}' for i in range(len(self.inputs))]
+        if inputs is not None and len(input_names) != len(self.inputs):
+            raise TypeError(f'BackwardNode: {len(input_names)} names for '
+                            f'{len(self.inputs)} inputs')
+        self.input_names = None if input_names is None else tuple(input_names)
+        self.output_names = None if output_names is None else tuple(output_names)
+        self.grads = None if grads is None else tuple(grads)
+
+    def __repr__(self):
+        reads = '?' if self.inputs is None else ', '.join(f'{k}{i}' for k, i in self.inputs)
+        return f'<BackwardNode ({reads})>'
+
+
+def _parse_source(source):
+    match = _BACKWARD_SOURCE.fullmatch(source)
+    if match is None:
+        raise TypeError(f"BackwardNode: {source!r} is not 'ograd<k>', 'in<k>' or 'out<k>'")
+    return match.group(1), int(match.group(2))
+
+
+# ---------------------------------------------------------------------------------------------
 # OpDef
 # ---------------------------------------------------------------------------------------------
 
@@ -194,17 +265,20 @@ class OpDef:
     """One operator. See the module docstring for what each field means."""
 
     def __init__(self, name, *, gradient, compute=None, inputs=(), list_inputs=None,
-                 variadic=None, aux=(), attrs=None, num_outputs=1, num_visible_outputs=None, output_names=None,
-                 infer_shape=same_shape, infer_type=same_dtype, train_aware=False, random=False,
-                 inplace=(), aliases=(), check=None, hint=None, array_form=None,
-                 specialise=None, reads_out=None, reshapes=False, open_attrs=False,
-                 var_inits=None, doc=''):
+                 variadic=None, aux=(), attrs=None, num_outputs=1, num_visible_outputs=None,
+                 output_names=None, infer_shape=same_shape, infer_type=same_dtype,
+                 train_aware=False, random=False, inplace=(), aliases=(), check=None,
+                 hint=None, array_form=None, specialise=None, reads_out=None, reshapes=False,
+                 open_attrs=False, var_inits=None, named_inputs=True, backward_node=None,
+                 doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
         if clash:
             raise TypeError(f'{name}: {sorted(clash)} are reserved by the frontend functions')
         self._list_inputs = list_inputs
+        self.named_inputs = named_inputs
+        self._backward_node = backward_node
         self.variadic = variadic
         self.aux = aux if callable(aux) else tuple(aux)
         self.var_inits = dict(var_inits or {})
@@ -343,10 +417,49 @@ class OpDef:
         return n(params) if callable(n) else n
 
     def output_names(self, params):
-        if self._output_names is not None:
-            return list(self._output_names(params))
-        n = self.num_visible_outputs(params)
+        """The name suffixes of all outputs, hidden ones included (as MXNet's graph names
+        them: FListOutputNames, else ``output`` or ``output0``, ``output1``, ...)."""
+        names = self._output_names
+        if names is not None:
+            return list(names(params) if callable(names) else names)
+        n = self.num_outputs(params)
         return ['output'] if n == 1 else [f'output{i}' for i in range(n)]
+
+    def graph_input_names(self, params):
+        """Input names as MXNet's graph gives them (what a monitor shows after the node's
+        name): ``list_inputs``, or ``input0``, ``input1``, ... for an operator that does not
+        name its inputs (``named_inputs=False``)."""
+        names = self.list_inputs(params)
+        if self.named_inputs:
+            return names
+        return tuple(f'input{i}' for i in range(len(names)))
+
+    def backward_node(self, params):
+        """MXNet's backward node for these attributes: a ``BackwardNode``, ``CLONE``,
+        ``ZEROS`` or ``LEGACY``; a ``BackwardNode`` of unknown inputs when not described."""
+        spec = self._backward_node
+        spec = spec(params) if callable(spec) else spec
+        return BackwardNode(None) if spec is None else spec
+
+    def backward_grads(self, params, node=None):
+        """The inputs whose gradients the backward node ``node`` (``backward_node``'s by
+        default) gives, in order."""
+        node = self.backward_node(params) if node is None else node
+        if isinstance(node, BackwardNode) and node.grads is not None:
+            return list(node.grads)
+        aux = set(self.aux_indices(params))
+        return [i for i in range(len(self.list_inputs(params))) if i not in aux]
+
+    def backward_output_names(self, params, node=None):
+        """The output names of the backward node ``node`` (``backward_node``'s by default)."""
+        node = self.backward_node(params) if node is None else node
+        if isinstance(node, BackwardNode) and node.output_names is not None:
+            return list(node.output_names)
+        grads = self.backward_grads(params, node)
+        if node == LEGACY:
+            names = self.list_inputs(params)
+            return [names[i] for i in grads]
+        return ['output'] if len(grads) == 1 else [f'output{i}' for i in range(len(grads))]
 
     # -- inference with the context an error message needs -----------------------------------
     def infer_shapes(self, params, shapes, node=None, out_shapes=None):
@@ -417,7 +530,7 @@ _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'au
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
                  'array_form', 'specialise', 'reads_out', 'reshapes', 'open_attrs',
-                 'var_inits'}
+                 'var_inits', 'named_inputs', 'backward_node'}
 
 
 def register(name, **options):

@@ -298,6 +298,7 @@ class _contrib_AdaptiveAvgPooling2D:
     row i averages input rows floor(i H / OH) to ceil((i + 1) H / OH) - 1 (same for columns).
     ``output_size`` () means (1, 1), an int k means (k, k)."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(output_size=Shape(()))
     check = _check_adaptive
     infer_type = _float_types

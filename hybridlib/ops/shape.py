@@ -22,7 +22,8 @@ import numpy as np
 
 from ..base import ShapeError
 from .attrs import Bool, Int, Shape
-from .registry import merge_shape, normalize_axis, register, same_dtype, zero_gradient
+from .registry import (BackwardNode, LEGACY, merge_shape, normalize_axis, register, same_dtype,
+                       zero_gradient)
 
 __all__ = []
 
@@ -253,6 +254,8 @@ class Reshape:
     data (d0, ..., dn) -> the new shape, same size.
     """
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(shape=Shape(()), reverse=Bool(False), target_shape=Shape(()),
                  keep_highest=Bool(False))
     check = _reshape_check
@@ -273,6 +276,8 @@ class Flatten:
     """Collapse all axes but the first: (d0, d1, ..., dn) -> (d0, d1 * ... * dn); a 1-d
     input (d0,) gives (d0, 1)."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     compute = _reshaping(_flatten_shape)
     reshapes = True
     infer_shape = _reshaping_infer(_flatten_shape)
@@ -292,6 +297,8 @@ class transpose:
     """Permute the axes: output axis i is input axis ``axes[i]``; empty ``axes`` reverses
     them. data (d0, ..., dn) -> (d[axes[0]], ..., d[axes[n]])."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axes=Shape(()))
     infer_shape = _unary(lambda attrs, d: tuple(d[a] for a in _transpose_axes(attrs, len(d))))
 
@@ -319,6 +326,8 @@ class expand_dims:
     """Insert an axis of size 1 at ``axis`` (in [-ndim-1, ndim]).
     data (d0, ..., dn) -> (d0, ..., 1, ..., dn)."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axis=Int())
     compute = _reshaping(_expand_shape)
     reshapes = True
@@ -349,6 +358,7 @@ class squeeze:
     """Remove axes of size 1 (all of them, or those in ``axis``; ``axis=()`` removes none).
     Squeezing every axis gives shape (1,), MXNet's rule for its non-numpy arrays."""
     inputs = ('data',)
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axis=Shape(None))
     compute = _reshaping(lambda attrs, shape: _squeeze_shape(attrs, shape)[1])
     reshapes = True
@@ -376,6 +386,7 @@ def _swap_shape(attrs, data):
 class SwapAxis:
     """Exchange axes ``dim1`` and ``dim2`` (negative values count from the end)."""
     inputs = ('data',)
+    backward_node = LEGACY
     attrs = dict(dim1=Int(0), dim2=Int(0))
     infer_shape = _unary(_swap_shape)
 
@@ -405,6 +416,7 @@ def _reverse_shape(attrs, data):
 class reverse:
     """Reverse the order of the elements along each axis in ``axis``; shape unchanged."""
     inputs = ('data',)
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axis=Shape())
     infer_shape = _unary(_reverse_shape)
 
@@ -432,6 +444,9 @@ class Concat:
     variadic = 'num_args'
     attrs = dict(num_args=Int(), dim=Int(1))
     infer_type = same_dtype
+
+    def backward_node(attrs):
+        return BackwardNode(('ograd0',) + tuple(f'in{i}' for i in range(attrs.num_args)))
 
     def compute(xp, attrs, *args):
         return xp.concatenate(args, axis=attrs.dim)
@@ -472,6 +487,7 @@ class stack:
     """Join arrays of one shape along a new axis ``axis`` (in [-ndim-1, ndim]).
     n arrays (d0, ..., dk) -> (d0, ..., n, ..., dk)."""
     variadic = 'num_args'
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axis=Int(0), num_args=Int())
     infer_type = same_dtype
 
@@ -550,6 +566,7 @@ class SliceChannel:
     With ``squeeze_axis`` (the axis size must equal num_outputs) the axis is removed.
     data (..., d, ...) -> num_outputs x (..., d / num_outputs, ...)."""
     inputs = ('data',)
+    backward_node = LEGACY
     attrs = dict(num_outputs=Int(), axis=Int(1), squeeze_axis=Bool(False))
     hint = 'split'
     infer_type = _split_type
@@ -614,6 +631,10 @@ class _split_v2:
 
     def num_outputs(attrs):
         return attrs.sections if attrs.sections > 0 else len(attrs.indices)
+
+    def backward_node(attrs):
+        # MXNet's reads the gradients of all the parts
+        return BackwardNode(tuple(f'ograd{i}' for i in range(_split_v2.num_outputs(attrs))))
 
     def compute(xp, attrs, data):
         _split_v2.infer_shape(attrs, data.shape)
@@ -719,6 +740,7 @@ class depth_to_space:
     """Move depth blocks to space: out[n, c, h*b + i, w*b + j] = data[n, (i*b + j)*C' + c,
     h, w] with C' = C / b^2. (N, C, H, W) -> (N, C/b^2, H*b, W*b)."""
     inputs = ('data',)
+    backward_node = BackwardNode(('ograd0',), ('data',))
     attrs = dict(block_size=Int())
     check = _block_check
     compute = _block_compute(True)
@@ -733,6 +755,7 @@ class space_to_depth:
     """Move spatial blocks to depth (the inverse of depth_to_space): out[n, (i*b + j)*C + c,
     h, w] = data[n, c, h*b + i, w*b + j]. (N, C, H, W) -> (N, C*b^2, H/b, W/b)."""
     inputs = ('data',)
+    backward_node = BackwardNode(('ograd0',), ('data',))
     attrs = dict(block_size=Int())
     check = _block_check
     compute = _block_compute(False)
@@ -750,6 +773,7 @@ def _int64_output(attrs, dtype):
 class shape_array:
     """The shape of ``data`` as a 1-d int64 array: (d0, ..., dn) -> (ndim,)."""
     inputs = ('data',)
+    named_inputs = False
     infer_shape = _unary(lambda attrs, data: (len(data),))
     infer_type = _int64_output
     gradient = zero_gradient
@@ -762,6 +786,7 @@ class shape_array:
 class size_array:
     """The number of elements of ``data`` as an int64 array of shape (1,)."""
     inputs = ('data',)
+    named_inputs = False
     infer_type = _int64_output
     gradient = zero_gradient
 

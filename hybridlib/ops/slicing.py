@@ -15,7 +15,7 @@ import numpy as np
 
 from ..base import NotSupportedError, ShapeError
 from .attrs import Float, Int, Shape, Str
-from .registry import merge_shape, normalize_axis, register
+from .registry import BackwardNode, LEGACY, merge_shape, normalize_axis, register
 from .shape import _fresh, _known, _prod, _unary
 
 __all__ = []
@@ -66,6 +66,8 @@ class slice_op:
     negative values allowed; a negative step runs backwards). Fewer entries than axes slice
     the leading axes."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(_SLICE_ATTRS)
     check = _slice_check
     infer_shape = _unary(_sliced_shape)
@@ -105,6 +107,7 @@ class _slice_assign:
 class _slice_assign_scalar:
     """``data`` with the slice ``[begin:end:step]`` set to ``scalar``; shape unchanged."""
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(scalar=Float(0), **_SLICE_ATTRS)
     check = _slice_check
     infer_shape = _unary(_same_checked_shape)
@@ -155,6 +158,8 @@ class slice_axis:
     """``data`` sliced to ``[begin, end)`` along ``axis`` (end None: to the end; negative
     values count from the end; the range must be non-empty and inside the axis)."""
     inputs = ('data',)
+    named_inputs = False
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axis=Int(), begin=Int(), end=_IntOrNone())
     infer_shape = _unary(_slice_axis_shape)
 
@@ -191,6 +196,7 @@ class slice_like:
     """``data[:l0, :l1, ...]`` where l is the shape of ``shape_like`` (on ``axes`` only when
     given; otherwise on all axes, and the ranks must agree). Output: data's dtype."""
     inputs = ('data', 'shape_like')
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(axes=Shape(()))
 
     def compute(xp, attrs, data, shape_like):
@@ -236,6 +242,7 @@ class tile:
     """Repeat the whole array ``reps[i]`` times along axis i (numpy.tile: a shorter ``reps``
     is padded with leading 1s, a longer one adds leading axes to the input)."""
     inputs = ('data',)
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(reps=Shape())
     check = _tile_check
     infer_shape = _unary(_tile_shape)
@@ -277,6 +284,7 @@ class repeat:
     """Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array).
     data (..., d, ...) -> (..., d * repeats, ...); axis None: (size * repeats,)."""
     inputs = ('data',)
+    backward_node = BackwardNode(('ograd0',))
     attrs = dict(repeats=Int(), axis=Int(None))
     check = _repeat_check
     infer_shape = _unary(_repeat_shape)
@@ -351,6 +359,7 @@ class Pad:
     negative pads crop), 'edge' (repeat the border) or 'reflect' (mirror without the border;
     pads smaller than the axis). data (N, C, d...) -> (N, C, d + before + after ...)."""
     inputs = ('data',)
+    backward_node = LEGACY
     attrs = dict(mode=Str(choices=_PAD_MODES), pad_width=Shape(), constant_value=Float(0))
     check = _pad_check
     infer_shape = _unary(_pad_shape)

@@ -74,6 +74,7 @@ class topk:
     hidden output, as MXNet.
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = _TOPK_ATTRS
     check = _topk_check
     num_outputs = _topk_outputs
@@ -195,6 +196,7 @@ class sort:
     through them.
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(axis=_IntOrNone(-1), is_ascend=Bool(True))
     num_outputs = 2
     num_visible_outputs = 1
@@ -233,6 +235,7 @@ class argsort:
     ((size,) for None). Not differentiable.
     """
     inputs = ('data',)
+    named_inputs = False
     attrs = dict(axis=_IntOrNone(-1), is_ascend=Bool(True), dtype=DType(DEFAULT_DTYPE))
     check = _argsort_check
 

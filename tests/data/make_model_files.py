@@ -15,7 +15,8 @@ drop-in user would run it). Files:
   BatchNorm, so the file holds ``aux:`` states too);
 * ``model-logs.json``: the log records (level, message) of each callback scenario
   (``callback_logs``; speeds masked as ``<speed>``, the scratch folder as ``<dir>``) and of
-  each Monitor scenario (``monitor_logs``).
+  each Monitor scenario (``monitor_logs``: forward only, or forward and backward, on ``mlp``,
+  ``bn_net`` and ``bn_flatten_net``).
 """
 import contextlib
 import json
@@ -55,6 +56,20 @@ def bn_net(mx):
     x = mx.sym.Activation(x, act_type='relu', name='relu1')
     x = mx.sym.FullyConnected(x, num_hidden=3, name='fc2')
     return mx.sym.SoftmaxOutput(x, name='softmax')
+
+
+def bn_flatten_net(mx):
+    """data (3, 5) -> reshape (3, 5, 1) -> bn1 (BatchNorm) -> relu1 -> flat (Flatten) -> fc2 (3)
+    -> softmax."""
+    x = mx.sym.Reshape(mx.sym.var('data'), shape=(3, 5, 1), name='rs')
+    x = mx.sym.BatchNorm(x, fix_gamma=False, name='bn1')
+    x = mx.sym.Activation(x, act_type='relu', name='relu1')
+    x = mx.sym.Flatten(x, name='flat')
+    x = mx.sym.FullyConnected(x, num_hidden=3, name='fc2')
+    return mx.sym.SoftmaxOutput(x, name='softmax')
+
+
+NETWORKS = {'mlp': mlp, 'bn': bn_net, 'bn_flatten': bn_flatten_net}
 
 
 def params_for(mx, symbol):
@@ -237,7 +252,12 @@ MONITORS = {
     'vector_stat': ('mlp', dict(interval=1, pattern='fc.*', stat='vector'), 1, False),
     'list_stat': ('mlp', dict(interval=1, pattern='.*output', stat='list'), 1, False),
     'with_backward': ('mlp', dict(interval=1), 1, True),
+    'with_backward_all': ('mlp', dict(interval=1, monitor_all=True), 1, True),
     'batchnorm': ('bn', dict(interval=1), 1, False),
+    'batchnorm_backward': ('bn', dict(interval=1), 1, True),
+    'batchnorm_backward_all': ('bn', dict(interval=1, monitor_all=True), 1, True),
+    'bn_flatten_backward': ('bn_flatten', dict(interval=1), 2, True),
+    'bn_flatten_backward_all': ('bn_flatten', dict(interval=1, monitor_all=True), 1, True),
 }
 
 
@@ -254,7 +274,7 @@ def run_monitor(mx, name):
     network, kwargs, steps, backward = MONITORS[name]
     kwargs = dict(kwargs)
     stat = _stat(mx, kwargs.pop('stat', None))
-    symbol = mlp(mx) if network == 'mlp' else bn_net(mx)
+    symbol = NETWORKS[network](mx)
     exe = bound_executor(mx, symbol)
     mon = mx.monitor.Monitor(stat_func=stat, **kwargs)
     mon.install(exe)
