@@ -139,7 +139,7 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
                 ins += (', ' if ins else '') + f'out={buffer_names[buffer]}'
             call = f'{fn}({ins})'
         if hooks == 'all':
-            labels = node.op.list_inputs(node.params)
+            labels = node.op.graph_input_names(node.params)
             for label, e in zip(labels, node.inputs):
                 body.append(f'    _hook({node.name + "_" + label!r}, {node.op.name!r}, '
                             f'{local[e]})')
