@@ -38,7 +38,7 @@ from .executor import run_graph
 from .ndarray import NDArray
 from .ops.registry import OpDef, Params
 from .planner import plan_buffers
-from .graph import infer_graph, topo_nodes
+from .graph import has_unknown_shape, infer_graph, topo_nodes, with_inferred_shape
 from .symbol import gradient_graph
 
 __all__ = ['CachedOp', 'NDArrayCachedOp', 'Plan', 'VALID_FLAGS']
@@ -74,17 +74,7 @@ class _Namespace:
 
 def _resolved_params(node, out_shapes):
     """A creation operator's attributes with the unknown dimensions of ``shape`` filled in."""
-    params = node.params
-    if node.inputs or 'shape' not in params or not params['shape'] or \
-            all(params['shape']):
-        return params
-    shape = out_shapes[0]
-    if shape is None or 0 in shape:
-        raise MXNetError(f'node {node.name!r} ({node.op.name}): its shape {params["shape"]} '
-                         'has unknown dimensions that the graph does not determine')
-    resolved = Params(params)
-    resolved['shape'] = tuple(shape)
-    return resolved
+    return with_inferred_shape(node, out_shapes[0]) if has_unknown_shape(node) else node.params
 
 
 def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp,

@@ -19,9 +19,9 @@ import numpy as np
 from . import ndarray as nd, tape
 from .base import MXNetError, NotSupportedError
 from .context import current_context
-from .graph import infer_graph, topo_nodes
+from .graph import has_unknown_shape, infer_graph, topo_nodes, with_inferred_shape
 from .ndarray import NDArray, invoke_all
-from .ops.registry import CLONE, ZEROS, BackwardNode, Params
+from .ops.registry import CLONE, ZEROS, BackwardNode
 
 __all__ = ['run_graph', 'evaluate', 'Executor', 'simple_bind']
 
@@ -49,30 +49,15 @@ def run_graph(nodes, values, is_train=False, params=None):
     return values
 
 
-def _unknown_shape(node):
-    """Whether ``node`` makes an array (no inputs) of a shape with unknown (0) dimensions, as
-    the zero begin states of MXNet's legacy RNN cells do: ``sym.zeros(shape=(0, H))``."""
-    shape = node.params.get('shape') if node.op is not None and not node.inputs else None
-    return bool(shape) and not all(shape)
-
-
 def resolve_shapes(nodes, arrays):
-    """``{node: Params}`` for the creation nodes of unknown dimensions (``_unknown_shape``),
-    their shape inferred from the input arrays ({name: NDArray}) over the whole graph, as
-    MXNet's executor infers every shape before it runs."""
-    unknown = [n for n in nodes if _unknown_shape(n)]
+    """``{node: Params}`` for the creation nodes of unknown dimensions
+    (``graph.has_unknown_shape``), their shape inferred from the input arrays ({name: NDArray})
+    over the whole graph."""
+    unknown = [n for n in nodes if has_unknown_shape(n)]
     if not unknown:
         return {}
     shapes = infer_graph(nodes, 'shape', {name: a.shape for name, a in arrays.items()})
-    params = {}
-    for node in unknown:
-        shape = shapes.get((node, 0))
-        if shape is None or 0 in shape:
-            raise MXNetError(f'node {node.name!r} ({node.op.name}): its shape '
-                             f'{node.params["shape"]} has unknown dimensions that the input '
-                             'shapes do not determine; give the shape in full')
-        params[node] = Params(node.params, shape=tuple(shape))
-    return params
+    return {node: with_inferred_shape(node, shapes.get((node, 0))) for node in unknown}
 
 
 def _input_values(symbol, arrays, ctx=None):

@@ -9,12 +9,13 @@ executor, the planner and the CachedOp walk the same nodes. Each node carries sh
 import threading
 
 from . import tape
-from .base import DTypeError, ShapeError, flag_to_dtype
+from .base import DTypeError, MXNetError, ShapeError, flag_to_dtype
 from .ops import frontend
-from .ops.registry import merge_shape
+from .ops.registry import Params, merge_shape
 
 __all__ = ['Node', 'hidden_key', 'parse_shape', 'hint_shape', 'hint_dtype', 'hints_from',
-           'topo_nodes', 'infer_graph', 'copy_graph']
+           'topo_nodes', 'infer_graph', 'copy_graph', 'has_unknown_shape',
+           'with_inferred_shape']
 
 # attribute keys that older MXNet versions wrote without the __ __ around them
 _HIDDEN_KEYS = frontend.HIDDEN_KEYS
@@ -237,3 +238,20 @@ def copy_graph(outputs, replace):
 def _remap(entry, mapping):
     node, index = mapping[id(entry[0])]
     return (node, entry[1]) if index is None else (node, index)
+
+
+def has_unknown_shape(node):
+    """Whether ``node`` makes an array (no inputs) of a ``shape`` with unknown (0) dimensions,
+    as the zero begin states of MXNet's legacy RNN cells do: ``sym.zeros(shape=(0, H))``."""
+    shape = node.params.get('shape') if node.op is not None and not node.inputs else None
+    return bool(shape) and not all(shape)
+
+
+def with_inferred_shape(node, shape):
+    """``node``'s attributes with ``shape`` (its output shape inferred over the whole graph)
+    in place of its unknown dimensions, as MXNet infers every shape before running."""
+    if shape is None or 0 in shape:
+        raise MXNetError(f'node {node.name!r} ({node.op.name}): its shape '
+                         f'{node.params["shape"]} has unknown dimensions that the graph does not '
+                         'determine; give the shape in full')
+    return Params(node.params, shape=tuple(shape))

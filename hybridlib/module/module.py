@@ -305,6 +305,20 @@ class Module(BaseModule):
             self.data_names, self.label_names, data_shapes, label_shapes)
         self._exec_group.reshape(self._data_shapes, self._label_shapes)
 
+    def _optimizer_indexing(self, kvstore, update_on_kvstore):
+        """MXNet's default ``rescale_grad`` (1 / the batch size over all workers) and the
+        optimizer's parameter names by index: one index per parameter when the KVStore
+        updates, else one per parameter and device."""
+        batch_size = self._exec_group.batch_size
+        if kvstore and 'dist' in kvstore.type and '_sync' in kvstore.type:
+            batch_size *= kvstore.num_workers
+        names = self._exec_group.param_names
+        if update_on_kvstore:
+            return 1.0 / batch_size, dict(enumerate(names))
+        n_dev = len(self._context)
+        return 1.0 / batch_size, {i * n_dev + k: name for k in range(n_dev)
+                                  for i, name in enumerate(names)}
+
     def init_optimizer(self, kvstore='local', optimizer='sgd',
                        optimizer_params=(('learning_rate', 0.01),), force_init=False):
         """Install the optimizer (its ``rescale_grad`` defaults to 1/batch size) and, for
@@ -326,18 +340,7 @@ class Module(BaseModule):
 
         kvstore, update_on_kvstore = _create_kvstore(kvstore, len(self._context),
                                                      self._arg_params)
-        batch_size = self._exec_group.batch_size
-        if kvstore and 'dist' in kvstore.type and '_sync' in kvstore.type:
-            batch_size *= kvstore.num_workers
-        rescale_grad = 1.0 / batch_size
-
-        idx2name = {}
-        if update_on_kvstore:
-            idx2name.update(enumerate(self._exec_group.param_names))
-        else:
-            for k in range(len(self._context)):
-                idx2name.update({i * len(self._context) + k: n
-                                 for i, n in enumerate(self._exec_group.param_names)})
+        rescale_grad, idx2name = self._optimizer_indexing(kvstore, update_on_kvstore)
         if isinstance(optimizer, str):
             optimizer_params = dict(optimizer_params)
             if 'rescale_grad' not in optimizer_params:

@@ -135,19 +135,8 @@ class SVRGModule(Module):
     def _create_optimizer(self, optimizer, default_opt, kvstore, optimizer_params):
         """The ``_SVRGOptimizer`` (registered as ``optimizer``) around ``default_opt``, with
         Module's ``rescale_grad`` and parameter indices, plus one index per ``_full`` key."""
-        batch_size = self._exec_group.batch_size
         kv_store, update_on_kvstore = _create_kvstore(kvstore, self._ctx_len, self._arg_params)
-        if kv_store and 'dist' in kv_store.type and '_sync' in kv_store.type:
-            batch_size *= kv_store.num_workers
-        rescale_grad = 1.0 / batch_size
-
-        idx2name = {}
-        if update_on_kvstore:
-            idx2name.update(enumerate(self._exec_group.param_names))
-        else:
-            for k in range(self._ctx_len):
-                idx2name.update({i * self._ctx_len + k: n
-                                 for i, n in enumerate(self._exec_group.param_names)})
+        rescale_grad, idx2name = self._optimizer_indexing(kv_store, update_on_kvstore)
         for name in self._param_dict[0]:
             idx2name[max(idx2name) + 1] = name + '_full'
 
