@@ -17,7 +17,7 @@ from . import sort          # noqa: F401  topk, sort, argsort
 from . import sequence      # noqa: F401  SequenceMask, SequenceLast, SequenceReverse
 from . import embedding     # noqa: F401  Embedding
 from . import nn            # noqa: F401  FullyConnected, activations, softmax, Dropout, dot, ...
-from . import loss_ops  # noqa: F401  CTCLoss
+from . import loss_ops  # noqa: F401  CTCLoss, softmax_cross_entropy, *RegressionOutput, MakeLoss
 from . import conv          # noqa: F401  Convolution, Deconvolution, im2col, col2im
 from . import pooling       # noqa: F401  Pooling and its gradients
 from . import resize        # noqa: F401  UpSampling, AdaptiveAvgPooling2D, BilinearResize2D

@@ -386,7 +386,10 @@ def _decode_boxes(xp, anchors, loc, variances, clip):
     ow = _exp(xp, loc[..., 2] * vw) * aw / 2
     oh = _exp(xp, loc[..., 3] * vh) * ah / 2
     boxes = xp.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1)
-    return xp.clip(boxes, 0, 1) if clip else boxes
+    if not clip:
+        return boxes
+    # std::max(0, std::min(1, v)): std::min returns its first argument when v is NaN, so 1
+    return xp.where(xp.isnan(boxes), 1, xp.clip(boxes, 0, 1)).astype(boxes.dtype, copy=False)
 
 
 def _detection_nms(xp, attrs, rows, nkeep):
@@ -443,8 +446,10 @@ class MultiBoxDetection:
         anchors = anchor.reshape(-1, 4)[:n_anchor].astype(work, copy=False)
         loc = loc_pred.astype(work, copy=False).reshape(batch, n_anchor, 4)
         if n_class > 1:
-            # MXNet scans the foreground classes from score -1 with a strict >
+            # MXNet scans the foreground classes from score -1 with a strict >, which passes
+            # over NaN
             foreground = cls_prob[:, 1:]
+            foreground = xp.where(xp.isnan(foreground), -np.inf, foreground)
             score = xp.maximum(foreground.max(axis=1), -1)
             cls_id = xp.where(score > -1, foreground.argmax(axis=1), -1).astype(work)
         else:
@@ -497,13 +502,21 @@ _FORMATS = ('corner', 'center')
 
 def _intersect(xp, a, b, fmt):
     """Overlap length along one axis; ``a``/``b`` hold (start, end) or (center, size) at
-    [..., 0] and [..., 2]."""
+    [..., 0] and [..., 2].
+
+    MXNet's Intersect picks the ends with ternaries (``a > b ? a : b``), which take the
+    second operand when either is NaN: in corner format a NaN of ``a`` is passed over (b's end
+    is used) while b's NaN makes the overlap 0; in center format the roles swap.
+    """
     if fmt == 'corner':
-        left = xp.maximum(a[..., 0], b[..., 0])
-        right = xp.minimum(a[..., 2], b[..., 2])
+        a_left, a_right, b_left, b_right = a[..., 0], a[..., 2], b[..., 0], b[..., 2]
+        left = xp.where(a_left > b_left, a_left, b_left)
+        right = xp.where(a_right < b_right, a_right, b_right)
     else:
-        left = xp.maximum(b[..., 0] - b[..., 2] / 2, a[..., 0] - a[..., 2] / 2)
-        right = xp.minimum(b[..., 0] + b[..., 2] / 2, a[..., 0] + a[..., 2] / 2)
+        a_left, a_right = a[..., 0] - a[..., 2] / 2, a[..., 0] + a[..., 2] / 2
+        b_left, b_right = b[..., 0] - b[..., 2] / 2, b[..., 0] + b[..., 2] / 2
+        left = xp.where(b_left > a_left, b_left, a_left)
+        right = xp.where(b_right < a_right, b_right, a_right)
     w = right - left
     return xp.where(w > 0, w, 0)
 
@@ -516,13 +529,13 @@ def _area(xp, box, fmt):
     return xp.where((width < 0) | (height < 0), 0, width * height)
 
 
-def _box_iou(xp, a, b, fmt):
-    """MXNet's compute_overlap: 0 without intersection, else inter / union (areas of inverted
-    boxes count as 0)."""
-    inter = _intersect(xp, a, b, fmt) * _intersect(xp, a[..., 1:], b[..., 1:], fmt)
-    with np.errstate(all='ignore'):
+def _box_iou(xp, a, b, fmt, zero_apart=True):
+    """inter / union (areas of inverted boxes count as 0); ``zero_apart``: 0 without
+    intersection, as box_iou's compute_overlap (box_nms divides anyway: 0 / NaN is NaN)."""
+    with np.errstate(all='ignore'):     # NaN and infinite coordinates
+        inter = _intersect(xp, a, b, fmt) * _intersect(xp, a[..., 1:], b[..., 1:], fmt)
         iou = inter / (_area(xp, a, fmt) + _area(xp, b, fmt) - inter)
-    return xp.where(inter <= 0, 0, iou)
+    return xp.where(inter <= 0, 0, iou) if zero_apart else iou
 
 
 def _nms_check(attrs):
@@ -547,6 +560,17 @@ def _nms_width_check(attrs, width):
         raise ShapeError(f'the last axis holds {width} values per box; score_index='
                          f'{attrs.score_index}, coord_start={attrs.coord_start} and id_index='
                          f'{attrs.id_index} need at least {needed}')
+
+
+_INT_MIN = -2 ** 31
+
+
+def _c_int(xp, x):
+    """C's ``static_cast<int>`` of floats on x86 (class ids): truncation, and INT_MIN for NaN
+    and values out of int's range (so NaN ids all compare equal)."""
+    t = xp.trunc(x)
+    bad = xp.isnan(t) | (t < _INT_MIN) | (t > -_INT_MIN - 1)
+    return xp.where(bad, _INT_MIN, t).astype(np.int64)
 
 
 def _convert_format(xp, out, attrs):
@@ -585,11 +609,12 @@ def _nms_rows(xp, attrs, data):
     candidate = xp.take_along_axis(valid, order, axis=1)
     boxes = xp.take_along_axis(data, order[..., None], axis=1)
     coords = boxes[..., attrs.coord_start:attrs.coord_start + 4]
-    ids = boxes[..., attrs.id_index].astype(np.int64) if attrs.id_index >= 0 else None
+    ids = _c_int(xp, boxes[..., attrs.id_index]) if attrs.id_index >= 0 else None
     threshold = np.float32(attrs.overlap_thresh)
 
     def suppresses(b, r, later):
-        hit = _box_iou(xp, coords[b, r], coords[b, later], attrs.in_format) > threshold
+        iou = _box_iou(xp, coords[b, r], coords[b, later], attrs.in_format, zero_apart=False)
+        hit = iou > threshold
         if ids is not None and not attrs.force_suppress:
             hit &= ids[b, later] == ids[b, r]
         return hit

@@ -1,4 +1,8 @@
-"""Loss operators that Gluon's losses need beyond the other families: ``CTCLoss``.
+"""Loss operators: ``CTCLoss``, ``softmax_cross_entropy``, the ``*RegressionOutput`` operators
+and ``MakeLoss`` (``SoftmaxOutput`` stays with the softmax family in nn.py).
+
+The regression outputs and MakeLoss keep MXNet's convention for loss layers: their gradient is
+the loss gradient itself, the head gradient ignored.
 
 ``CTCLoss`` is Connectionist Temporal Classification (Graves et al., 2006) by the
 forward-backward algorithm in log space, vectorised over the batch with a loop over time steps.
@@ -8,9 +12,9 @@ its registered gradient scales that by the head gradient.
 import numpy as np
 
 from ..base import DTypeError, MXNetError, NotSupportedError, ShapeError
-from .attrs import Bool, Str
-from .nn import softmax_forward
-from .registry import register
+from .attrs import Bool, Float, Str
+from .nn import _ACTIVATIONS, _class_index, _prod, softmax_forward
+from .registry import BackwardNode, OpDef, known, merge_shape, register, register_op
 
 __all__ = []
 
@@ -252,3 +256,111 @@ class CTCLoss:
         g = ograds[0]
         grad = None if g is None else F.broadcast_mul(outputs[1], F.reshape(g, shape=(1, -1, 1)))
         return [grad] + [None] * (len(inputs) - 1)
+
+
+# -------------------------------------------------------------------------------------------------
+# softmax_cross_entropy, the regression outputs, MakeLoss
+# -------------------------------------------------------------------------------------------------
+
+@register('softmax_cross_entropy')
+class softmax_cross_entropy:
+    """``sum_i -log(softmax(data[i])[label[i]])``: data (N, C), label (N,) class indices
+    (truncated); output (1,). An out-of-range label adds nothing (MXNet reads out of bounds)."""
+    inputs = ('data', 'label')
+
+    def compute(xp, attrs, data, label):
+        top = data.max(axis=1, keepdims=True)
+        lse = xp.log(xp.exp(data - top).sum(axis=1)) + top[:, 0]
+        idx = _class_index(xp, label)
+        valid = (idx >= 0) & (idx < data.shape[1])
+        picked = xp.take_along_axis(data, xp.where(valid, idx, 0)[:, None], axis=1)[:, 0]
+        loss = xp.where(valid, lse - picked, 0).sum()
+        return loss.reshape(1).astype(data.dtype, copy=False)
+
+    def infer_shape(attrs, data, label):
+        if data is not None and len(data) != 2:
+            raise ShapeError(f'softmax_cross_entropy takes 2-D data (N, C), got {data}')
+        if label is not None and len(label) != 1:
+            raise ShapeError(f'softmax_cross_entropy takes a 1-D label (N,), got {label}')
+        if data is not None:
+            n = merge_shape(data[:1], label, 'label (N,) and data (N, C)')
+            data = n + tuple(data[1:])
+            label = n
+        return [data, label], [(1,)]
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x, label = inputs
+        onehot = F.one_hot(label, depth=x.shape[1], dtype=np.dtype(x.dtype).name)
+        return [(F.softmax(x) - onehot) * ograds[0], None]
+
+
+def _regression_shape(attrs, data, label):
+    if data is None:
+        return [data, label], [None]
+    if label is None:
+        label = (data[0],) if len(data) == 2 and data[1] == 1 else data
+    else:
+        if label[0] and data[0] and label[0] != data[0]:
+            raise ShapeError(f'label {tuple(label)} and data {tuple(data)} differ in their '
+                             'first axis')
+        if known(label) and known(data) and _prod(label) != _prod(data):
+            raise ShapeError(f'label {tuple(label)} and data {tuple(data)} differ in size')
+        label = (label[0] or data[0],) + tuple(label[1:])
+    return [data, label], [data]
+
+
+def _regression_op(name, forward, backward, doc):
+    def compute(xp, attrs, data, label):
+        return forward(xp, attrs, data).astype(data.dtype, copy=False)
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        y, label = outputs[0], inputs[1]
+        if label.shape != y.shape:
+            label = F.reshape_like(label, y)
+        per_row = _prod(inputs[1].shape[1:]) if inputs[1].ndim > 1 else 1
+        return [backward(F, y - label) * (attrs.grad_scale / per_row), None]
+
+    register_op(OpDef(name, inputs=('data', 'label'), attrs=dict(grad_scale=Float(1.0)),
+                      compute=compute, infer_shape=_regression_shape, gradient=gradient,
+                      backward_node=BackwardNode(('in1', 'out0')), doc=doc))
+
+
+_REGRESSION_DOC = """{what}
+
+data: any shape (N, ...); label: N rows of data's size per row ((N,) for data (N, 1)). The
+gradient is ``{grad} * grad_scale / (label.size / N)``, the head gradient ignored (MXNet's
+convention for loss layers).
+"""
+_regression_op('LinearRegressionOutput', lambda xp, attrs, x: x.copy(), lambda F, d: d,
+               _REGRESSION_DOC.format(what='The identity, with the gradient of squared loss.',
+                                      grad='(out - label)'))
+_regression_op('LogisticRegressionOutput', _ACTIVATIONS['sigmoid'].compute, lambda F, d: d,
+               _REGRESSION_DOC.format(what='sigmoid(data), with the gradient of logistic loss.',
+                                      grad='(out - label)'))
+_regression_op('MAERegressionOutput', lambda xp, attrs, x: x.copy(), lambda F, d: F.sign(d),
+               _REGRESSION_DOC.format(what='The identity, with the gradient of absolute loss.',
+                                      grad='sign(out - label)'))
+
+
+@register('MakeLoss')
+class MakeLoss:
+    """Marks a loss: the identity forward; the gradient is ``grad_scale`` everywhere, divided
+    by N (``normalization='batch'``) or by the count of elements > valid_thresh (at least 1,
+    ``'valid'``), whatever the head gradient."""
+    inputs = ('data',)
+    attrs = dict(grad_scale=Float(1.0), valid_thresh=Float(0.0),
+                 normalization=Str('null', choices=('batch', 'null', 'valid')))
+    backward_node = BackwardNode((), output_names=('data',))     # (legacy) no head gradient
+
+    def compute(xp, attrs, data):
+        return data.copy()
+
+    def gradient(F, attrs, inputs, outputs, ograds):
+        x = inputs[0]
+        ones = F.ones_like(x)
+        if attrs.normalization == 'batch':
+            return [ones * (attrs.grad_scale / x.shape[0])]
+        if attrs.normalization == 'valid':
+            count = F.sum(x > attrs.valid_thresh)
+            return [ones * attrs.grad_scale / F._maximum_scalar(count, scalar=1)]
+        return [ones * attrs.grad_scale]

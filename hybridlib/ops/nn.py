@@ -2,12 +2,13 @@
 
 ``FullyConnected``, ``dot`` and ``batch_dot`` (BLAS through ``xp.matmul``/``tensordot``); the
 activations ``Activation`` and ``LeakyReLU``; the softmax family (``softmax``, ``log_softmax``,
-``softmin``, ``SoftmaxActivation``); the loss layers ``SoftmaxOutput``,
-``softmax_cross_entropy``, ``MakeLoss`` and the ``*RegressionOutput`` operators; ``Dropout``.
+``softmin``, ``SoftmaxActivation``) and the loss layer ``SoftmaxOutput``; ``Dropout``. The
+other loss layers (``softmax_cross_entropy``, ``MakeLoss``, ``*RegressionOutput``) are in
+loss_ops.py.
 
-Loss layers reproduce MXNet's convention that their gradient is the loss gradient itself: the
-head gradient is ignored (``SoftmaxOutput``, ``*RegressionOutput``, ``MakeLoss``), so they are
-tested against MXNet's gradients rather than against finite differences.
+``SoftmaxOutput`` reproduces MXNet's convention that a loss layer's gradient is the loss
+gradient itself: the head gradient is ignored, so it is tested against MXNet's gradients
+rather than against finite differences.
 """
 import functools
 import math
@@ -18,8 +19,7 @@ from ..base import DTypeError, ShapeError
 from . import rng, special
 from .attrs import Bool, DType, Float, Int, Shape, Str
 from .elemwise import not_differentiable_twice
-from .registry import (BackwardNode, OpDef, get, known, merge_shape, normalize_axis, register,
-                       register_op, same_dtype)
+from .registry import BackwardNode, get, merge_shape, normalize_axis, register, same_dtype
 
 __all__ = []
 
@@ -341,6 +341,15 @@ _ACTIVATIONS = {act: get(name) for act, name in (
     ('softsign', 'softsign'))}
 
 
+_F32_ZERO = np.float32(0)
+
+
+def _onednn_relu(dtype, ndim):
+    """Whether MXNet's CPU runs Activation(relu) in oneDNN (float32, 1-d to 5-d data), whose
+    max maps NaN to 0 (fmax); elsewhere, and in the ``relu`` operator, NaN stays NaN."""
+    return dtype == np.float32 and 1 <= ndim <= 5
+
+
 @register('Activation')
 class Activation:
     """Elementwise activation: relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign
@@ -354,7 +363,10 @@ class Activation:
         return BackwardNode(('ograd0', 'out0') + (() if attrs.act_type == 'relu' else ('in0',)))
 
     def compute(xp, attrs, data, *, out=None):
-        op = _ACTIVATIONS[attrs['act_type']]      # (Params' attribute access is slower)
+        act = attrs['act_type']                   # (Params' attribute access is slower)
+        if act == 'relu' and _onednn_relu(data.dtype, data.ndim):
+            return xp.fmax(data, _F32_ZERO, out=out)
+        op = _ACTIVATIONS[act]
         if out is None:
             return op.compute(xp, attrs, data)
         if op.writes_into:
@@ -363,7 +375,10 @@ class Activation:
         return out
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
-        op = _ACTIVATIONS[attrs['act_type']]
+        act = attrs['act_type']
+        if act == 'relu' and _onednn_relu(dtypes[0], len(shapes[0])):
+            return lambda data, out=None: xp.fmax(data, _F32_ZERO, out=out)
+        op = _ACTIVATIONS[act]
         if not op.writes_into:
             return functools.partial(Activation.compute, xp, attrs)
         return op.specialise(xp, attrs, shapes, dtypes, is_train)
@@ -530,17 +545,24 @@ def _softmax_attrs():
 
 
 def softmax_forward(xp, data, axis, temperature=None, negate=False, log=False, length=None,
-                    out_dtype=None):
+                    out_dtype=None, onednn=False):
     """(log-)softmax of ``data`` along ``axis`` of ``data / temperature`` (negated for softmin).
 
     ``length`` (data's shape without ``axis``, integers) keeps the first length[i] entries of
     each row; the others are 0. Computes in float32 at least, returns ``out_dtype``.
+
+    NaN and infinities go as in MXNet's CPU loop (softmax.h): the maximum comes off before the
+    division by the temperature, and a row holding NaN or +inf is NaN throughout (its sum of
+    exponentials is NaN), past ``length`` excepted. ``onednn`` (float32 over the last axis, no
+    temperature: see ``_runs_in_onednn``) follows oneDNN's kernel instead: ``_onednn_max``
+    says what comes off each entry, exp(NaN) counts as +inf, so a row holding NaN has an
+    infinite sum and its softmax is NaN where the exponential is infinite or NaN, 0 elsewhere.
     """
     out_dtype = np.dtype(out_dtype or data.dtype)
+    if data.size == 0:
+        return xp.zeros(data.shape, dtype=out_dtype)
     work = np.result_type(data.dtype, out_dtype, np.float32)
     x = data.astype(work, copy=False)
-    if temperature is not None and temperature != 1:
-        x = x / temperature
     if negate:
         x = -x
     mask = None
@@ -550,19 +572,82 @@ def softmax_forward(xp, data, axis, temperature=None, negate=False, log=False, l
         mask = steps < xp.expand_dims(length, axis)
         x = xp.where(mask, x, -np.inf)
     with np.errstate(invalid='ignore', divide='ignore', over='ignore'):
-        top = x.max(axis=axis, keepdims=True)
-        if mask is not None:                     # rows of length 0 have no finite maximum
-            top = xp.where(xp.isfinite(top), top, 0)
-        z = x - top
+        if onednn:
+            return _onednn_softmax(xp, x, log).astype(out_dtype, copy=False)
+        z = x - x.max(axis=axis, keepdims=True)
+        if temperature is not None and temperature != 1:
+            z = z / temperature
         if log:
             z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
         else:
             xp.exp(z, out=z)
-            total = z.sum(axis=axis, keepdims=True)
-            if mask is not None:
-                total = xp.where(total == 0, 1, total)
-            z /= total
+            z /= z.sum(axis=axis, keepdims=True)
+        if mask is not None:
+            z = xp.where(mask, z, 0)
     return z.astype(out_dtype, copy=False)
+
+
+def _runs_in_onednn(attrs, data):
+    """Whether MXNet's CPU hands this softmax or log_softmax to oneDNN (SupportMKLDNNSoftmax):
+    float32 in and out, no temperature (not even 1), the last axis of 1-d to 4-d data, no
+    length."""
+    return (data.dtype == np.float32 and attrs.temperature is None and not attrs.use_length
+            and (attrs.dtype is None or attrs.dtype == np.float32) and 1 <= data.ndim <= 4
+            and normalize_axis(attrs.axis, data.ndim) == data.ndim - 1)
+
+
+_ONEDNN_LANES = 16                        # float32 lanes of the AVX-512 registers
+_FLOAT32_LOWEST = np.finfo(np.float32).min
+
+
+def _onednn_max(xp, x):
+    """What oneDNN's AVX-512 softmax subtracts from each entry of the rows of ``x`` (R, n).
+
+    Entry j goes to lane j % 16, whose running maximum starts at -FLT_MAX and is updated with
+    vmaxps, which returns its second operand when either is NaN: a NaN entry replaces the
+    lane's maximum and the lane's next entry replaces the NaN. The lanes then fold pairwise
+    (lane i with i ^ 8, ^ 4, ^ 2, ^ 1), vmaxps again, so with NaN about the lanes end
+    different (a NaN moves to the partner lane), and entry j takes lane j % 16's.
+    """
+    rows, n = x.shape
+    blocks = -(-n // _ONEDNN_LANES)
+    grid = xp.full((rows, blocks * _ONEDNN_LANES), np.nan, dtype=x.dtype)
+    grid[:, :n] = x
+    grid = grid.reshape(rows, blocks, _ONEDNN_LANES)
+    present = (xp.arange(blocks * _ONEDNN_LANES) < n).reshape(blocks, _ONEDNN_LANES)
+    count = present.sum(axis=0)
+    block = xp.arange(blocks)[:, None]
+    last_nan = xp.where(xp.isnan(grid) & present, block, -1).max(axis=1)
+    # after a lane's last NaN, a plain maximum (with no -FLT_MAX when there was no NaN)
+    after = (block > last_nan[:, None, :]) & present
+    lane = xp.where(after, grid, -np.inf).max(axis=1)
+    lane = xp.where(last_nan < 0, xp.maximum(lane, _FLOAT32_LOWEST), lane)
+    lane = xp.where((last_nan == count - 1) & (count > 0), np.nan, lane)
+    index = xp.arange(_ONEDNN_LANES)
+    for step in (8, 4, 2, 1):
+        other = lane[:, index ^ step]
+        lane = xp.where(lane > other, lane, other)
+    return lane[:, xp.arange(n) % _ONEDNN_LANES]
+
+
+def _onednn_softmax(xp, x, log):
+    """(log-)softmax over the last axis as oneDNN computes it, NaN and infinities included."""
+    rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    if bool(xp.isnan(rows).any()):
+        top = _onednn_max(xp, rows)
+    else:                                 # every lane holds the plain maximum
+        top = xp.maximum(rows.max(axis=1, keepdims=True), _FLOAT32_LOWEST)
+    z = rows - top
+    # oneDNN's exp clamps its argument with vminps, which makes NaN its upper bound: +inf
+    e = xp.where(xp.isnan(z), np.inf, xp.exp(z))
+    total = e.sum(axis=1, keepdims=True)
+    if log:
+        # oneDNN's log of an infinite sum is finite (128 ln 2), which keeps +inf entries +inf;
+        # the others are exact: -inf beside an infinite sum
+        out = xp.where(z == np.inf, z, z - xp.log(total))
+    else:
+        out = e / total
+    return out.reshape(x.shape)
 
 
 def _softmax_grad(F, y, g, axis, temperature, kind):
@@ -629,7 +714,7 @@ class softmax:
     def compute(xp, attrs, data, length=None):
         axis = normalize_axis(attrs.axis, data.ndim)
         return softmax_forward(xp, data, axis, attrs.temperature, length=length,
-                               out_dtype=attrs.dtype)
+                               out_dtype=attrs.dtype, onednn=_runs_in_onednn(attrs, data))
 
 
 @register('log_softmax')
@@ -646,7 +731,7 @@ class log_softmax:
     def compute(xp, attrs, data):
         axis = normalize_axis(attrs.axis, data.ndim)
         return softmax_forward(xp, data, axis, attrs.temperature, log=True,
-                               out_dtype=attrs.dtype)
+                               out_dtype=attrs.dtype, onednn=_runs_in_onednn(attrs, data))
 
 
 @register('softmin')
@@ -830,110 +915,6 @@ class _backward_SoftmaxOutput:
 
     def infer_shape(attrs, output, label):
         return [output, label], [output]
-
-
-@register('softmax_cross_entropy')
-class softmax_cross_entropy:
-    """``sum_i -log(softmax(data[i])[label[i]])``: data (N, C), label (N,) class indices
-    (truncated); output (1,). An out-of-range label adds nothing (MXNet reads out of bounds)."""
-    inputs = ('data', 'label')
-
-    def compute(xp, attrs, data, label):
-        top = data.max(axis=1, keepdims=True)
-        lse = xp.log(xp.exp(data - top).sum(axis=1)) + top[:, 0]
-        idx = _class_index(xp, label)
-        valid = (idx >= 0) & (idx < data.shape[1])
-        picked = xp.take_along_axis(data, xp.where(valid, idx, 0)[:, None], axis=1)[:, 0]
-        loss = xp.where(valid, lse - picked, 0).sum()
-        return loss.reshape(1).astype(data.dtype, copy=False)
-
-    def infer_shape(attrs, data, label):
-        if data is not None and len(data) != 2:
-            raise ShapeError(f'softmax_cross_entropy takes 2-D data (N, C), got {data}')
-        if label is not None and len(label) != 1:
-            raise ShapeError(f'softmax_cross_entropy takes a 1-D label (N,), got {label}')
-        if data is not None:
-            n = merge_shape(data[:1], label, 'label (N,) and data (N, C)')
-            data = n + tuple(data[1:])
-            label = n
-        return [data, label], [(1,)]
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        x, label = inputs
-        onehot = F.one_hot(label, depth=x.shape[1], dtype=np.dtype(x.dtype).name)
-        return [(F.softmax(x) - onehot) * ograds[0], None]
-
-
-def _regression_shape(attrs, data, label):
-    if data is None:
-        return [data, label], [None]
-    if label is None:
-        label = (data[0],) if len(data) == 2 and data[1] == 1 else data
-    else:
-        if label[0] and data[0] and label[0] != data[0]:
-            raise ShapeError(f'label {tuple(label)} and data {tuple(data)} differ in their '
-                             'first axis')
-        if known(label) and known(data) and _prod(label) != _prod(data):
-            raise ShapeError(f'label {tuple(label)} and data {tuple(data)} differ in size')
-        label = (label[0] or data[0],) + tuple(label[1:])
-    return [data, label], [data]
-
-
-def _regression_op(name, forward, backward, doc):
-    def compute(xp, attrs, data, label):
-        return forward(xp, attrs, data).astype(data.dtype, copy=False)
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        y, label = outputs[0], inputs[1]
-        if label.shape != y.shape:
-            label = F.reshape_like(label, y)
-        per_row = _prod(inputs[1].shape[1:]) if inputs[1].ndim > 1 else 1
-        return [backward(F, y - label) * (attrs.grad_scale / per_row), None]
-
-    register_op(OpDef(name, inputs=('data', 'label'), attrs=dict(grad_scale=Float(1.0)),
-                      compute=compute, infer_shape=_regression_shape, gradient=gradient,
-                      backward_node=BackwardNode(('in1', 'out0')), doc=doc))
-
-
-_REGRESSION_DOC = """{what}
-
-data: any shape (N, ...); label: N rows of data's size per row ((N,) for data (N, 1)). The
-gradient is ``{grad} * grad_scale / (label.size / N)``, the head gradient ignored (MXNet's
-convention for loss layers).
-"""
-_regression_op('LinearRegressionOutput', lambda xp, attrs, x: x.copy(), lambda F, d: d,
-               _REGRESSION_DOC.format(what='The identity, with the gradient of squared loss.',
-                                      grad='(out - label)'))
-_regression_op('LogisticRegressionOutput', _ACTIVATIONS['sigmoid'].compute, lambda F, d: d,
-               _REGRESSION_DOC.format(what='sigmoid(data), with the gradient of logistic loss.',
-                                      grad='(out - label)'))
-_regression_op('MAERegressionOutput', lambda xp, attrs, x: x.copy(), lambda F, d: F.sign(d),
-               _REGRESSION_DOC.format(what='The identity, with the gradient of absolute loss.',
-                                      grad='sign(out - label)'))
-
-
-@register('MakeLoss')
-class MakeLoss:
-    """Marks a loss: the identity forward; the gradient is ``grad_scale`` everywhere, divided
-    by N (``normalization='batch'``) or by the count of elements > valid_thresh (at least 1,
-    ``'valid'``), whatever the head gradient."""
-    inputs = ('data',)
-    attrs = dict(grad_scale=Float(1.0), valid_thresh=Float(0.0),
-                 normalization=Str('null', choices=('batch', 'null', 'valid')))
-    backward_node = BackwardNode((), output_names=('data',))     # (legacy) no head gradient
-
-    def compute(xp, attrs, data):
-        return data.copy()
-
-    def gradient(F, attrs, inputs, outputs, ograds):
-        x = inputs[0]
-        ones = F.ones_like(x)
-        if attrs.normalization == 'batch':
-            return [ones * (attrs.grad_scale / x.shape[0])]
-        if attrs.normalization == 'valid':
-            count = F.sum(x > attrs.valid_thresh)
-            return [ones * attrs.grad_scale / F._maximum_scalar(count, scalar=1)]
-        return [ones * attrs.grad_scale]
 
 
 # -------------------------------------------------------------------------------------------------

@@ -5,8 +5,15 @@ the axis) and ``_take_along_axis`` (no MXNet counterpart), the gather that diffe
 MXNet's conventions reproduced here (checked against MXNet 1.9.1):
 
 * ``topk``/``argsort`` return indices as float32 unless ``dtype`` says otherwise; ``topk``'s
-  ``mask`` has the data's dtype. Sorting is stable in both directions (ties keep their order).
+  ``mask`` has the data's dtype.
 * ``sort`` and ``topk(ret_typ='value')`` compute the indices as a hidden second output.
+* The order is that of MXNet's CPU kernel (TopKSort): each row goes through libstdc++'s
+  std::sort, or std::partial_sort when k * 8 <= n, comparing with ``<`` (``>`` descending).
+  NaN compares false both ways, so rows holding NaN come out in whatever order those
+  algorithms leave, and so do equal values in rows longer than 16 or partially sorted (a
+  saturated detection heatmap has many 1.0s): such rows replay the algorithms step by step
+  (``_std_sort_order``). Other rows sort stably, which is MXNet's order there (std::sort ends
+  with an insertion sort, stable in rows of at most 16).
 """
 import numpy as np
 
@@ -22,14 +29,144 @@ __all__ = []
 _INDEX_DTYPES = ('float16', 'float32', 'float64', 'int32', 'int64', 'uint8')
 
 
-def _sort_order(xp, x, axis, ascend):
-    """Stable argsort along ``axis``; descending keeps ties in their original order too."""
-    if ascend:
-        return xp.argsort(x, axis=axis, kind='stable')
-    # sort the reversed array ascending and reverse back: descending, ties in index order
+def _sort_order(xp, x, axis, ascend, k=None):
+    """The indices that sort ``x`` along ``axis`` as MXNet's CPU does (for ``k`` given, only
+    the first k are MXNet's: the top k)."""
     n = x.shape[axis]
-    order = xp.argsort(xp.flip(x, axis), axis=axis, kind='stable')
-    return (n - 1) - xp.flip(order, axis)
+    if ascend:
+        order = xp.argsort(x, axis=axis, kind='stable')
+    else:
+        # sort the reversed array ascending and reverse back: descending, ties in index order
+        order = (n - 1) - xp.flip(xp.argsort(xp.flip(x, axis), axis=axis, kind='stable'), axis)
+    if x.dtype.kind != 'f' or x.size == 0:
+        return order
+    rows = xp.moveaxis(x, axis, -1).reshape(-1, n)
+    moved = xp.moveaxis(order, axis, -1)
+    replay = xp.isnan(rows).any(axis=1)
+    if n > _INSERTION_THRESHOLD or (k is not None and k * 8 <= n):
+        # equal keys among those returned (or at the cut) come out in the algorithm's order
+        ranked = xp.take_along_axis(rows, moved.reshape(-1, n), axis=1)
+        cut = n if k is None else min(k + 1, n)
+        replay |= (ranked[:, 1:cut] == ranked[:, :cut - 1]).any(axis=1)
+    replay = xp.nonzero(replay)[0].tolist()
+    if not replay:
+        return order
+    fixed = moved.reshape(-1, n).copy()
+    for row in replay:
+        fixed[row] = xp.asarray(_std_sort_order(rows[row].tolist(), ascend, k))
+    return xp.moveaxis(fixed.reshape(moved.shape), -1, axis)
+
+
+_INSERTION_THRESHOLD = 16                 # libstdc++'s _S_threshold
+
+
+def _std_sort_order(keys, ascend, k=None):
+    """The permutation of ``range(len(keys))`` that libstdc++ leaves sorting it by ``keys``
+    with std::sort, or std::partial_sort of the first k when k * 8 <= n (MXNet's TopKSort),
+    comparing keys with < (> descending): introsort (median-of-three quicksort down to
+    16-entry runs, heapsort past 2 log2(n) levels) then an insertion sort, or a heap of the
+    first k that the others pass through. Replayed step by step, NaN (false both ways) goes
+    where those algorithms leave it. Their unguarded scans count on a strict weak order; here
+    they stop at the ends of the row, where MXNet would read past it.
+    """
+    n = len(keys)
+    a = list(range(n))
+    if ascend:
+        def less(i, j):
+            return keys[i] < keys[j]
+    else:
+        def less(i, j):
+            return keys[i] > keys[j]
+
+    def push_heap(first, hole, top, value):
+        parent = (hole - 1) // 2
+        while hole > top and less(a[first + parent], value):
+            a[first + hole] = a[first + parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        a[first + hole] = value
+
+    def adjust_heap(first, hole, length, value):
+        top, child = hole, hole
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if less(a[first + child], a[first + child - 1]):
+                child -= 1
+            a[first + hole] = a[first + child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            a[first + hole] = a[first + child - 1]
+            hole = child - 1
+        push_heap(first, hole, top, value)
+
+    def pop_heap(first, last, result):
+        value = a[result]
+        a[result] = a[first]
+        adjust_heap(first, 0, last - first, value)
+
+    def partial_sort(first, middle, last):
+        if middle - first > 1:                          # make_heap
+            for parent in range((middle - first - 2) // 2, -1, -1):
+                adjust_heap(first, parent, middle - first, a[first + parent])
+        for i in range(middle, last):                   # heap_select
+            if less(a[i], a[first]):
+                pop_heap(first, middle, i)
+        while middle - first > 1:                       # sort_heap
+            middle -= 1
+            pop_heap(first, middle, middle)
+
+    def move_median_to_first(result, i, j, m):
+        if less(a[i], a[j]):
+            pick = j if less(a[j], a[m]) else m if less(a[i], a[m]) else i
+        else:
+            pick = i if less(a[i], a[m]) else m if less(a[j], a[m]) else j
+        a[result], a[pick] = a[pick], a[result]
+
+    def partition(first, last, pivot):
+        lo, hi = first, last
+        while True:
+            while first < hi and less(a[first], a[pivot]):
+                first += 1
+            last -= 1
+            while last > lo and less(a[pivot], a[last]):
+                last -= 1
+            if first >= last:
+                return first
+            a[first], a[last] = a[last], a[first]
+            first += 1
+
+    def introsort(first, last, depth):
+        while last - first > _INSERTION_THRESHOLD:
+            if depth == 0:
+                partial_sort(first, last, last)
+                return
+            depth -= 1
+            move_median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+            cut = partition(first + 1, last, first)
+            introsort(cut, last, depth)
+            last = cut
+
+    def linear_insert(i):
+        value = a[i]
+        while i > 0 and less(value, a[i - 1]):
+            a[i] = a[i - 1]
+            i -= 1
+        a[i] = value
+
+    if k is not None and k * 8 <= n:
+        partial_sort(0, k, n)
+        return a
+    if n > 1:
+        introsort(0, n, 2 * (n.bit_length() - 1))
+        for i in range(1, min(n, _INSERTION_THRESHOLD)):   # __insertion_sort
+            if less(a[i], a[0]):
+                a.insert(0, a.pop(i))
+            else:
+                linear_insert(i)
+        for i in range(_INSERTION_THRESHOLD, n):           # __unguarded_insertion_sort
+            linear_insert(i)
+    return a
 
 
 def _sort_view(data_shape, axis):
@@ -90,7 +227,7 @@ class topk:
         shape, ax = _sort_view(data.shape, attrs.axis)
         x = data.reshape(shape)
         k = _topk_k(attrs, shape[ax])
-        order = _sort_order(xp, x, ax, attrs.is_ascend)
+        order = _sort_order(xp, x, ax, attrs.is_ascend, k)
         idx = order[(slice(None),) * ax + (slice(0, k),)]
         if attrs.ret_typ == 'mask':
             mask = xp.zeros(shape, dtype=data.dtype)
