@@ -470,7 +470,8 @@ class HybridBlock(Block):
         it = iter(inputs)
         grouped, _ = _regroup([None if a is None else next(it) for a in flat], fmt)
         reads = sym_module.shape_reads.count()
-        out = self._trace_call(grouped)
+        with sym_module.traced_context(real[0].context, autograd.is_training()):
+            out = self._trace_call(grouped)
         shape_dependent = sym_module.shape_reads.count() != reads
         out, out_fmt = _flatten(out, 'output')
         trace = _Trace(inputs, sym_module.Group(out), out_fmt, shape_dependent)

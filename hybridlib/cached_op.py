@@ -173,8 +173,8 @@ def _node_body(node, shapes, dtypes, is_train, xp):
     # (``is None``: numpy's float64 dtype compares equal to None)
     if all(s is not None and 0 not in s for s in in_shapes) and \
             not any(d is None for d in in_dtypes):
-        return op.specialise(xp, params, in_shapes, in_dtypes, is_train)
-    return op.bound(xp, params, is_train)
+        return op.specialise(xp, params, in_shapes, in_dtypes, node.mode(is_train))
+    return op.bound(xp, params, node.mode(is_train))
 
 
 def _entry_name(entry):

@@ -41,7 +41,8 @@ def run_graph(nodes, values, is_train=False, params=None):
             continue
         ins = [values[e] for e in node.inputs]
         try:
-            outs = invoke_all(node.op, ins, params.get(node, node.params), is_train=is_train)
+            outs = invoke_all(node.op, ins, params.get(node, node.params),
+                              is_train=node.mode(is_train))
         except MXNetError as err:
             raise type(err)(f'while running node {node.name!r}: {err}') from None
         for i, out in enumerate(outs):

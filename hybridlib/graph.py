@@ -29,7 +29,7 @@ def hidden_key(key):
 class Node:
     """One node of a graph: a variable (``op is None``) or an operator call."""
     __slots__ = ('op', 'name', 'params', 'attrs', 'user_attrs', 'inputs', 'shapes', 'dtypes',
-                 '__weakref__')
+                 'fixed_mode', '__weakref__')
 
     def __init__(self, op, name, params=None, attrs=None, user_attrs=None, inputs=()):
         self.op = op                          # OpDef, or None for a variable
@@ -42,8 +42,13 @@ class Node:
         self.inputs = list(inputs)            # entries (node, output index)
         self.shapes = None                    # per-output shape hints
         self.dtypes = None                    # per-output dtype hints
+        # the autograd mode of a train_aware node made inside a train_mode()/predict_mode()
+        # scope of a traced hybrid_forward (GluonCV's GroupNorm); None: the mode of the run
+        self.fixed_mode = None
 
-    is_train = None
+    def mode(self, is_train):
+        """The autograd mode it runs in when the graph runs in ``is_train``."""
+        return is_train if self.fixed_mode is None else self.fixed_mode
 
     def __repr__(self):
         return f'<Node {self.op.name if self.op else "null"} {self.name}>'
@@ -231,6 +236,7 @@ def copy_graph(outputs, replace):
             continue
         copy = Node(n.op, n.name, n.params, dict(n.attrs), dict(n.user_attrs),
                     [_remap(e, mapping) for e in n.inputs])
+        copy.fixed_mode = n.fixed_mode
         mapping[id(n)] = (copy, None)
     return [_remap(e, mapping) for e in outputs]
 

@@ -15,6 +15,7 @@ import builtins      # nd.slice, nd.sum, ... are module globals here: builtins.s
 import json
 import sys
 import threading
+import warnings
 
 import numpy as np
 
@@ -188,6 +189,16 @@ class Symbol(ArrayMethods):
         if dtype is None:
             raise MXNetError(f'the dtype of symbol {entry[0].name!r} is not known here')
         return dtype.type
+
+    @property
+    def context(self):
+        """While a HybridBlock traces, the context it traces for (its traces are kept per
+        context), so ``F.ones(n, ctx=x.context)`` hybridizes; MXNet has no such thing."""
+        ctx = traced_context.current()
+        if ctx is None:
+            raise AttributeError("'Symbol' object has no attribute 'context' (a Symbol has a "
+                                 'context only while a HybridBlock traces it)')
+        return ctx
 
     @property
     def ndim(self):
@@ -412,6 +423,10 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if not isinstance(name, str):
         raise TypeError(f'a variable name must be a string, got {name!r}')
     attrs = attribute.current().get(attr)
+    for key, value in attrs.items():
+        if not isinstance(value, str):       # as MXNet: only operators convert their attr
+            raise ValueError(f'variable {name!r}: attribute {key!r} must be a string, got '
+                             f'{value!r}')
     if shape is not None:
         attrs['__shape__'] = format_value(tuple(shape) if not isinstance(shape, int)
                                           else (shape,))
@@ -460,6 +475,36 @@ class shape_reads:
         cls._local.n = cls.count() + 1
 
 
+class traced_context:
+    """``with traced_context(ctx, is_train):`` a HybridBlock traces for inputs on ``ctx`` in
+    that autograd mode (its traces are kept per context and mode)."""
+    _local = threading.local()
+
+    def __init__(self, ctx, is_train):
+        self._state = (ctx, is_train)
+
+    @classmethod
+    def current(cls):
+        state = getattr(cls._local, 'state', None)
+        return state[0] if state else None
+
+    @classmethod
+    def fixed_mode(cls):
+        """The mode a ``train_mode()``/``predict_mode()`` scope inside the traced
+        ``hybrid_forward`` sets, when it differs from the trace's; else None."""
+        state = getattr(cls._local, 'state', None)
+        if state is None or tape.is_training() == state[1]:
+            return None
+        return tape.is_training()
+
+    def __enter__(self):
+        self._old = getattr(self._local, 'state', None)
+        self._local.state = self._state
+
+    def __exit__(self, *exc):
+        self._local.state = self._old
+
+
 def full(shape, val, dtype=None, name=None, attr=None):
     """A symbol of ``shape`` filled with ``val`` (MXNet's signature for ``_full``)."""
     return _OPS._full(shape=shape, value=float(val), dtype=dtype or 'float32', name=name,
@@ -474,11 +519,20 @@ def Group(symbols):
     return Symbol([e for s in symbols for e in s._outputs])
 
 
+def _attr_string(value):
+    """An operator's ``attr`` value as MXNet writes it: its ``str``, except that an
+    initializer writes its JSON form (as ``var(init=...)`` does), which MXNet can read back."""
+    if isinstance(value, str):
+        return value
+    dumps = getattr(value, 'dumps', None)
+    return dumps() if callable(dumps) else str(value)
+
+
 def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
     """Add one call of ``op`` to the graph (the backend of every ``sym.*`` function)."""
     node_name = _name.current().get(name, hint or op.hint)
     attrs = op.format_attrs(given or {})
-    user_attrs = attribute.current().get(attr)
+    user_attrs = {key: _attr_string(value) for key, value in attribute.current().get(attr).items()}
     entries = []
     input_names = op.list_inputs(params)
     inputs = list(inputs) + [None] * (len(input_names) - len(inputs))
@@ -499,6 +553,8 @@ def invoke(op, inputs, params, given=None, hint=None, name=None, attr=None):
         if init is not None and source.op is None and '__init__' not in source.user_attrs:
             source.user_attrs['__init__'] = init
     node = Node(op, node_name, params, attrs, user_attrs, entries)
+    if op.train_aware:
+        node.fixed_mode = traced_context.fixed_mode()
     node.infer_hints()
     return Symbol([(node, i) for i in range(op.num_visible_outputs(params))])
 
@@ -629,13 +685,18 @@ def _without_amp_casts(symbol):
 
     for n in nodes:
         copy = Node(n.op, n.name, n.params, n.attrs, n.user_attrs, [source(e) for e in n.inputs])
-        copy.shapes, copy.dtypes = n.shapes, n.dtypes
+        copy.shapes, copy.dtypes, copy.fixed_mode = n.shapes, n.dtypes, n.fixed_mode
         copies[id(n)] = copy
     return Symbol([(copies[id(node)], index) for node, index in symbol._outputs])
 
 
 def _to_json(symbol):
     nodes = symbol._nodes()
+    fixed = [n.name for n in nodes if n.op is not None and n.fixed_mode is not None]
+    if fixed:
+        warnings.warn(f'nodes {fixed} run in a fixed autograd mode (a train_mode() or '
+                      "predict_mode() scope in hybrid_forward); MXNet's JSON cannot say so, and "
+                      "MXNet runs them in the call's mode", stacklevel=3)
     index = {id(n): i for i, n in enumerate(nodes)}
     w = _JSONWriter()
     w.begin('{')

@@ -133,6 +133,10 @@ class TapeNode:
     def __repr__(self):
         return f'<TapeNode {self.op.name}>'
 
+    def mode(self, is_train):
+        """The autograd mode its gradient takes: the recorded one unless ``is_train`` says."""
+        return self.is_train if is_train is None else is_train
+
     def values(self):
         """(inputs, outputs) as NDArrays for the gradient; outputs stay on the graph."""
         outs = []
@@ -274,7 +278,7 @@ def _backprop(heads, head_grads, F, node_values, order, keep, is_train, observer
             continue
         inputs, outputs = node_values(node)
         if node.op.train_aware:
-            mode = node.is_train if is_train is None else is_train
+            mode = node.mode(is_train)
             igrads = node.op.gradient(F, node.params, inputs, outputs, ograds, is_train=mode)
         else:
             igrads = node.op.gradient(F, node.params, inputs, outputs, ograds)

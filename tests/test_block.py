@@ -1188,3 +1188,45 @@ def test_hybridize_check_compares_the_compiled_call(monkeypatch):
     monkeypatch.setattr(Plan, 'call', lambda self, fn, args: [r * 2 for r in real(self, fn, args)])
     with pytest.raises(mx.MXNetError, match='output 0 of dense.* differs'):
         net(x)
+
+
+class _GroupNormLike(gluon.HybridBlock):
+    """GluonCV's GroupNorm: BatchNorm on batch statistics whatever the call's mode, with
+    constants made on the input's context (``x.context``, read while tracing)."""
+
+    def hybrid_forward(self, F, x):
+        groups = x.shape[1]
+        with autograd.train_mode():
+            y = F.BatchNorm(x, F.ones(groups, ctx=x.context),
+                            F.zeros(groups, ctx=x.context), F.zeros(groups, ctx=x.context),
+                            F.ones(groups, ctx=x.context))
+        with autograd.predict_mode():      # and a node fixed to predict inside training
+            z = F.BatchNorm(x, F.ones(groups), F.zeros(groups),
+                            F.zeros(groups) + 1, F.ones(groups) * 4)
+        return y + z
+
+
+@pytest.mark.parametrize('train', [False, True])
+def test_mode_scopes_inside_hybrid_forward_are_kept_when_hybridized(train):
+    x = nd.array(np.random.RandomState(0).randn(1, 3, 4) * 3 + 2)
+    net = _GroupNormLike()
+    outs, grads = [], []
+    for hybrid in (False, True):
+        if hybrid:
+            net.hybridize()
+        x.attach_grad()
+        with autograd.record(train_mode=train):
+            out = net(x)
+        out.backward(nd.array(np.arange(12).reshape(1, 3, 4)))
+        outs.append(out.asnumpy())
+        grads.append(x.grad.asnumpy())
+    ref = x.asnumpy().reshape(3, 4)
+    want = (ref - ref.mean(1, keepdims=True)) / np.sqrt(ref.var(1, keepdims=True) + 1e-3)
+    want = want + (ref - 1) / np.sqrt(4 + 1e-3)
+    np.testing.assert_allclose(outs[0].reshape(3, 4), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-5)
+    with pytest.warns(UserWarning, match='fixed autograd mode'):
+        net._cached_graph[1].tojson()
+    with pytest.raises(AttributeError, match='only while a HybridBlock traces'):
+        sym.var('a').context

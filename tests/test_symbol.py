@@ -64,6 +64,24 @@ def test_attr_scope():
     assert sym.exp(a).attr('ctx_group') is None
 
 
+def test_operator_attr_values_are_written_as_strings():
+    # MXNet 1.9.1 writes str(value) for an operator's attr (GluonCV's SSD puts an initializer
+    # there); an initializer writes its JSON form instead of an object address
+    x = sym.var('x')
+    init = mx.init.Xavier(rnd_type='gaussian', factor_type='out', magnitude=2)
+    y = sym.Convolution(x, num_filter=2, kernel=(1, 1), name='c',
+                        attr={'__init__': init, '__n__': 3, '__none__': None, '__l__': [1, 2]})
+    nodes = json.loads(y.tojson())['nodes']
+    for node in nodes[1:]:                 # the weight and bias variables carry them too
+        assert node['attrs']['__n__'] == '3' and node['attrs']['__none__'] == 'None'
+        assert node['attrs']['__l__'] == '[1, 2]'
+        assert node['attrs']['__init__'] == init.dumps()
+    assert sym.load_json(y.tojson()).tojson() == y.tojson()
+    # variables take strings only, as in MXNet
+    with pytest.raises(ValueError, match="variable 'v'.*'__n__'.*string"):
+        sym.var('v', attr={'__n__': 3})
+
+
 def test_structure_of_multi_output_and_aux():
     x = sym.var('x')
     bn = sym.BatchNorm(x, name='bn')
