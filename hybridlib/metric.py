@@ -15,6 +15,7 @@ import json
 from collections import OrderedDict
 
 from . import metric_base, metric_classification, metric_regression
+from . import ndarray, registry    # module attributes of MXNet's mx.metric that clients import
 from .base import numeric_types, string_types
 from .metric_base import (EvalMetric, _REGISTRY, _as_list, _as_numpy, _check, alias,
                           check_label_shapes, register)

@@ -466,6 +466,12 @@ def test_create_by_name(name, cls, metric_name):
     assert type(m).__name__ == cls and m.name == metric_name
 
 
+def test_modules_it_imports_are_attributes_as_in_mxnet():
+    # GluonTS's trainer does ``from mxnet.metric import ndarray``
+    from hybridlib.metric import ndarray, registry
+    assert ndarray is mx.nd and registry is mx.registry
+
+
 def test_get_config():
     assert mx.metric.create('acc').get_config() == {
         'axis': 1, 'metric': 'Accuracy', 'name': 'accuracy', 'output_names': None,
