@@ -13,6 +13,7 @@ import hybridlib as mx
 from hybridlib import autograd, gluon, nd, sym
 from hybridlib.base import MXNetError, ShapeError
 from hybridlib.block import UsageError
+from hybridlib.gluon.loss import _reshape_like
 from nn.hybrid_check import check_hybrid
 from test_loss_ops import ctc_reference
 
@@ -436,3 +437,13 @@ def test_gpu_matches_cpu():
         assert gpu.context == mx.gpu(0)
         np.testing.assert_allclose(gpu.asnumpy(), cpu.asnumpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=case['name'])
+
+
+def test_reshape_like_helper_as_mxnet():
+    # GluonCV's and GluonNLP's losses import it from gluon.loss
+    x, y = nd.arange(6), nd.zeros((2, 3))
+    out = _reshape_like(nd, x, y)
+    assert out.shape == (2, 3) and out.asnumpy().ravel().tolist() == list(range(6))
+    s = _reshape_like(sym, sym.var('x'), sym.var('y'))
+    assert json.loads(s.tojson())['nodes'][-1]['op'] == 'reshape_like'
+    assert s.infer_shape(x=(6,), y=(3, 2))[1] == [(3, 2)]
