@@ -2,8 +2,8 @@
 
 Region features pooled by bilinear sampling, without rounding any coordinate: each of a roi's
 PH x PW bins averages a regular grid of bilinear samples. It follows MXNet 1.9.1's CPU kernel
-(Detectron's, from Caffe2), and shares the bilinear taps and the gradient scatter of the other
-ROI poolings (``detection.py``):
+(Detectron's, from Caffe2), and shares the bilinear taps of the other ROI poolings
+(``detection.py``):
 
 * a roi ``[image, x1, y1, x2, y2]`` is scaled by ``spatial_scale`` and, with ``aligned``,
   shifted by -0.5 (Detectron2's half-pixel alignment; the roi must then have a positive
@@ -12,18 +12,26 @@ ROI poolings (``detection.py``):
   ``sample_ratio`` <= 0, at the centres of a regular grid;
 * a sample more than one pixel outside the image counts as 0; one less than that reads the
   nearest border pixels (coordinates below 0 read as 0, past the last pixel as the last);
-* a roi whose image index is negative gives zeros (MXNet documents this; its kernel zeroes a
-  single element and leaves the others unset).
+* a roi whose image index is negative gives zeros (MXNet documents this, and its GPU kernel
+  does it; its CPU kernel zeroes element n of the whole output and leaves roi n unset).
 
-Float32 data computes in float32 in MXNet's order of operations, float64 in float64, float16
-in float32.
+Those rules hold per axis and a bin's samples are the outer product of its sample rows and
+columns, so the pooling is separable: roi r's bins are ``Ay @ data[image] @ Ax^T``, Ay (PH,
+H) holding each bin row's summed bilinear weights of the image rows, Ax (PW, W) the columns'.
+Both are zero outside the rows and columns the roi reads, so each roi multiplies just that
+window of data (a view, channels last), two matrix products; the gradient is the transpose,
+added into the window. That is far less memory traffic than gathering four taps per sample,
+and needs no scatter. Coordinates and weights are computed in MXNet's order of operations;
+the sums run in another order than its kernel's, so float32 results agree with MXNet's to
+float32 rounding. Float32 data computes in float32, float64 in float64, float16 in float32.
 """
 import numpy as np
 
 from ..base import MXNetError, ShapeError
 from .attrs import Bool, Float, Int, Shape
 from .contrib import _check_rank, _dim, _work_dtype
-from .detection import _as, _pooled_size_check, _roi_shapes, _scatter_add, _taps
+from .detection import _as, _axis_taps, _pooled_size_check, _roi_shapes
+from .gather import _scatter_add as _add_at
 from .registry import merge_shape, register
 
 __all__ = []
@@ -32,24 +40,74 @@ _ATTRS = dict(pooled_size=Shape(), spatial_scale=Float(), sample_ratio=Int(-1),
               position_sensitive=Bool(False), aligned=Bool(False))
 
 
+def _groups(attrs):
+    """(bin rows, bin columns) that read channel blocks of their own: (PH, PW) when
+    position-sensitive (R-FCN), else (1, 1)."""
+    return tuple(attrs.pooled_size) if attrs.position_sensitive else (1, 1)
+
+
 def _cells(attrs):
-    """Input channels per output channel: one per bin when position-sensitive (R-FCN)."""
-    out_h, out_w = attrs.pooled_size
-    return out_h * out_w if attrs.position_sensitive else 1
+    """Input channels per output channel: one per bin when position-sensitive."""
+    gi, gj = _groups(attrs)
+    return gi * gj
+
+
+class _Axis:
+    """One axis of every roi's sampling grid: per sample line (one of the largest grid's G) of
+    each of the P bins, its two neighbouring pixels ``low``, ``high`` (G, R, P) and their
+    weights ``w_low``, ``w_high`` (0 for a line beyond the roi's own grid or more than a pixel
+    outside the image); ``first``, ``last`` (R,): the pixels of nonzero weight lie in between
+    (0, 0 for a roi that reads none)."""
+
+    def __init__(self, xp, start, bin_size, grid, pooled, size, work):
+        steps = xp.maximum(grid, 1).astype(work)
+        corner = start[:, None] + xp.arange(pooled, dtype=work) * bin_size[:, None]
+        low, high, w_low, w_high = [], [], [], []
+        for g in range(max(int(grid.max()) if grid.size else 0, 1)):
+            # bin start + (g + .5) * bin size / grid, in MXNet's order of operations
+            at = corner + (work.type(g + 0.5) * bin_size / steps)[:, None]
+            ok = (at >= -1) & (at <= size) & (g < grid)[:, None]
+            below, above, frac, _, _, _ = _axis_taps(xp, at, size, 'rroi')
+            low.append(below.astype(np.int64))
+            high.append(above.astype(np.int64))
+            w_low.append(xp.where(ok, 1 - frac, work.type(0)))
+            w_high.append(xp.where(ok, frac, work.type(0)))
+        self.low, self.high = xp.stack(low), xp.stack(high)
+        self.w_low, self.w_high = xp.stack(w_low), xp.stack(w_high)
+        first = xp.minimum(xp.where(self.w_low > 0, self.low, size).min(axis=(0, 2)),
+                           xp.where(self.w_high > 0, self.high, size).min(axis=(0, 2)))
+        last = xp.maximum(xp.where(self.w_low > 0, self.low, -1).max(axis=(0, 2)),
+                          xp.where(self.w_high > 0, self.high, -1).max(axis=(0, 2)))
+        self.reads = last >= 0
+        self.first, self.last = xp.where(self.reads, first, 0), xp.maximum(last, 0)
+
+    def weights(self, xp, work):
+        """(R, P, K): each bin's summed weight of pixel ``first + k`` of its roi, K the widest
+        span of pixels (a line's two taps are one pixel at the last one)."""
+        count, pooled = self.first.shape[0], self.low.shape[2]
+        length = int((self.last - self.first).max()) + 1 if count else 1
+        slot = (xp.arange(count)[:, None] * pooled + xp.arange(pooled)) * length - \
+            self.first[:, None]
+        out = xp.zeros(count * pooled * length, dtype=work)
+        for taps, weight in ((self.low, self.w_low), (self.high, self.w_high)):
+            # a tap of weight 0 may lie outside the span: it adds its 0 at the span's start
+            taps = xp.where(weight > 0, taps, self.first[:, None])
+            _add_at(xp, out, (slot + taps).ravel(), weight.ravel())
+        return out.reshape(count, pooled, length)
 
 
 class _Grid:
-    """The sampling grid of every roi.
+    """The sampling grid of every roi, axis by axis: ``rows`` and ``cols`` (``_Axis``),
+    ``image`` (R,) each roi's image (0 for skipped rois), ``count`` (R,) its number of samples
+    per bin (0 for skipped rois).
 
-    ``samples()`` yields, per point of the largest grid, the four bilinear taps of every bin:
-    flat pixel indices and weights, each (4, R, PH, PW); a point beyond a roi's own grid, or
-    more than a pixel outside the image, has weights 0. ``image`` (R,) is each roi's image
-    (0 for skipped rois), ``count`` (R,) its number of samples per bin (0 for skipped rois).
+    A bin's samples are the outer product of its sample rows and columns, and MXNet's rules
+    (validity, clamping) hold per axis, so bin (i, j) of roi r is ``Ay[i] @ image @ Ax[j]``
+    with Ay (PH, H) the rows' summed bilinear weights and Ax (PW, W) the columns'.
     """
 
     def __init__(self, xp, attrs, data_shape, rois, work, name):
         n, _, self.height, self.width = data_shape
-        self.xp, self.work = xp, work
         out_h, out_w = attrs.pooled_size
         rois = rois.astype(work, copy=False)
         image = rois[:, 0].astype(np.int64)          # C's conversion: toward zero
@@ -73,52 +131,46 @@ class _Grid:
             roi_w, roi_h = xp.where(skip, work.type(1), roi_w), xp.where(skip, work.type(1), roi_h)
         else:
             roi_w, roi_h = xp.maximum(roi_w, work.type(1)), xp.maximum(roi_h, work.type(1))
-        self.bin_h, self.bin_w = roi_h / work.type(out_h), roi_w / work.type(out_w)
+        bin_h, bin_w = roi_h / work.type(out_h), roi_w / work.type(out_w)
         if attrs.sample_ratio > 0:
             grid_h = grid_w = xp.full(image.shape, attrs.sample_ratio, dtype=np.int64)
         else:
-            grid_h = xp.ceil(self.bin_h).astype(np.int64)
-            grid_w = xp.ceil(self.bin_w).astype(np.int64)
-        self.grid_h, self.grid_w = xp.where(skip, 0, grid_h), xp.where(skip, 0, grid_w)
-        self.count = (self.grid_h * self.grid_w).astype(work)
-        # the bins' first corners: start + bin index * bin size
-        self.top = start_h[:, None] + xp.arange(out_h, dtype=work)[None, :] * self.bin_h[:, None]
-        self.left = start_w[:, None] + xp.arange(out_w, dtype=work)[None, :] * self.bin_w[:, None]
+            grid_h, grid_w = xp.ceil(bin_h).astype(np.int64), xp.ceil(bin_w).astype(np.int64)
+        grid_h, grid_w = xp.where(skip, 0, grid_h), xp.where(skip, 0, grid_w)
+        self.count = (grid_h * grid_w).astype(work)
+        self.rows = _Axis(xp, start_h, bin_h, grid_h, out_h, self.height, work)
+        self.cols = _Axis(xp, start_w, bin_w, grid_w, out_w, self.width, work)
 
-    def samples(self):
-        xp, work = self.xp, self.work
-        if not self.image.size:
-            return
-        grid_h = xp.maximum(self.grid_h, 1).astype(work)
-        grid_w = xp.maximum(self.grid_w, 1).astype(work)
-        for iy in range(int(self.grid_h.max())):
-            # bin start + (iy + .5) * bin size / grid, in MXNet's order of operations
-            y = self.top + (work.type(iy + 0.5) * self.bin_h / grid_h)[:, None]
-            y_ok = (y >= -1) & (y <= self.height) & (iy < self.grid_h)[:, None]
-            for ix in range(int(self.grid_w.max())):
-                x = self.left + (work.type(ix + 0.5) * self.bin_w / grid_w)[:, None]
-                x_ok = (x >= -1) & (x <= self.width) & (ix < self.grid_w)[:, None]
-                valid = y_ok[:, :, None] & x_ok[:, None, :]
-                index, weight, _, _ = _taps(xp, y[:, :, None], x[:, None, :], self.height,
-                                            self.width, 'rroi', valid)
-                yield index, weight
-
-    def bins(self, attrs):
-        """Per (roi, bin) the image and the channel block it reads: (R, 1, 1), (PH, PW)."""
-        xp = self.xp
-        out_h, out_w = attrs.pooled_size
-        if attrs.position_sensitive:
-            cell = xp.arange(out_h * out_w).reshape(out_h, out_w)
-        else:
-            cell = xp.zeros((out_h, out_w), dtype=np.int64)
-        return self.image[:, None, None], cell
+    def windows(self, xp, work):
+        """Per roi that reads pixels: (roi, image, rows, cols, Ay, Ax, count), rows and cols
+        the slices of data it reads, Ay (PH, rows) and Ax (PW, cols) its bins' summed
+        weights of those pixels, count its samples per bin."""
+        ay, ax = self.rows.weights(xp, work), self.cols.weights(xp, work)
+        reads = self.rows.reads & self.cols.reads
+        hosts = (a.tolist() for a in (reads, self.image, self.rows.first, self.rows.last,
+                                      self.cols.first, self.cols.last, self.count))
+        for r, (read, image, top, bottom, left, right, count) in enumerate(zip(*hosts)):
+            if read:
+                yield (r, image, slice(top, bottom + 1), slice(left, right + 1),
+                       ay[r, :, :bottom + 1 - top], ax[r, :, :right + 1 - left], count)
 
 
-def _table(data, cells):
-    """Data as (N, cells, H * W, C / cells): channel ``c * cells + cell`` of a pixel at
-    [n, cell, pixel, c], so that one gather reads every output channel of a bin."""
+def _table(xp, data, groups):
+    """Data with channels last, (N, gi, H, W, gj * C'), for ``groups`` = (gi, gj) and C' = C /
+    (gi * gj) output channels: [n, i, y, x, j * C' + c] is input channel ``(c * gi + i) * gj +
+    j``, the one bin (i, j) reads for output channel c (any bin when the groups are (1, 1))."""
     n, c, height, width = data.shape
-    return data.reshape(n, c // cells, cells, height * width).transpose(0, 2, 3, 1)
+    gi, gj = groups
+    table = data.reshape(n, c // (gi * gj), gi, gj, height, width).transpose(0, 2, 4, 5, 3, 1)
+    return xp.ascontiguousarray(table).reshape(n, gi, height, width, c // gi)
+
+
+def _untable(table, shape, groups):
+    """The inverse of ``_table``: (N, C, H, W) data of ``shape`` from its table."""
+    n, c, height, width = shape
+    gi, gj = groups
+    data = table.reshape(n, gi, height, width, gj, c // (gi * gj)).transpose(0, 5, 1, 4, 2, 3)
+    return data.reshape(shape)
 
 
 def _shapes(attrs, data, rois, name):
@@ -150,20 +202,22 @@ class ROIAlign:
 
     def compute(xp, attrs, data, rois):
         work = _work_dtype(data.dtype)
-        cells = _cells(attrs)
-        table = _table(data.astype(work, copy=False), cells)
+        out_h, out_w = attrs.pooled_size
+        gi, gj = groups = _groups(attrs)
+        table = _table(xp, data.astype(work, copy=False), groups)
+        channels = table.shape[-1] // gj
         grid = _Grid(xp, attrs, data.shape, rois, work, '_contrib_ROIAlign')
-        image, cell = grid.bins(attrs)
-        total = xp.zeros((rois.shape[0],) + tuple(attrs.pooled_size) + (table.shape[-1],),
-                         dtype=work)
-        for index, weight in grid.samples():
-            sample = 0
-            for i, w in zip(index, weight):
-                sample = sample + w[..., None] * table[image, cell, i]
-            total += sample
-        count = grid.count[:, None, None, None]
-        out = xp.where(count > 0, total / xp.maximum(count, work.type(1)), work.type(0))
-        return out.transpose(0, 3, 1, 2).astype(data.dtype)
+        out = xp.zeros((rois.shape[0], channels, out_h, out_w), dtype=work)
+        for r, image, rows, cols, ay, ax, count in grid.windows(xp, work):
+            window = table[image, :, rows, cols]            # (gi, h, w, gj * C'): a view
+            height, width = window.shape[1:3]
+            # the bins' rows, (PH, w, gj, C'), then their columns, written as (PH, gj, C', .)
+            lines = ay.reshape(gi, out_h // gi, height) @ window.reshape(gi, height, -1)
+            lines = lines.reshape(out_h, width, gj, channels).transpose(0, 2, 3, 1)
+            bins = out[r].reshape(channels, out_h, gj, out_w // gj).transpose(1, 2, 0, 3)
+            xp.matmul(lines, ax.reshape(gj, out_w // gj, width).swapaxes(1, 2), out=bins)
+            out[r] /= work.type(count)
+        return out.astype(data.dtype, copy=False)
 
     def infer_shape(attrs, data, rois):
         data, rois, out = _shapes(attrs, data, rois, '_contrib_ROIAlign')
@@ -185,24 +239,23 @@ class _backward_ROIAlign:
 
     def compute(xp, attrs, ograd, data, rois):
         work = _work_dtype(data.dtype)
-        cells = _cells(attrs)
+        out_h, out_w = attrs.pooled_size
+        gi, gj = groups = _groups(attrs)
         n, c, height, width = data.shape
+        channels = c // (gi * gj)
         grid = _Grid(xp, attrs, data.shape, rois, work, '_backward_ROIAlign')
-        image, cell = grid.bins(attrs)
-        channels = c // cells
-        count = grid.count[:, None, None, None]
-        share = xp.where(count > 0, ograd.astype(work).transpose(0, 2, 3, 1) /
-                         xp.maximum(count, work.type(1)), work.type(0))
-        # the flat position in _table's layout of (roi, bin, channel) at pixel 0
-        base = ((image * cells + cell) * (height * width))[..., None] * channels + \
-            xp.arange(channels)
-        size = n * c * height * width
-        grad = xp.zeros(size, dtype=np.float64)
-        for index, weight in grid.samples():
-            where = base[None] + index[..., None] * channels
-            grad += _scatter_add(xp, where, weight[..., None] * share[None], size)
-        grad = grad.reshape(n, cells, height * width, channels).transpose(0, 3, 1, 2)
-        return grad.reshape(data.shape).astype(data.dtype)
+        grad = xp.zeros((n, gi, height, width, gj * channels), dtype=work)
+        for r, image, rows, cols, ay, ax, count in grid.windows(xp, work):
+            share = ograd[r].astype(work, copy=False) / work.type(count)    # (C', PH, PW)
+            share = share.reshape(channels, out_h, gj, out_w // gj).transpose(1, 2, 3, 0)
+            # the bins' columns spread over the window's, (PH, w, gj, C'), then their rows
+            lines = xp.empty((out_h, ax.shape[1], gj, channels), dtype=work)
+            xp.matmul(ax.reshape(gj, out_w // gj, -1).swapaxes(1, 2), share,
+                      out=lines.transpose(0, 2, 1, 3))
+            window = grad[image, :, rows, cols]            # a view
+            window += (ay.reshape(gi, out_h // gi, -1).swapaxes(1, 2) @
+                       lines.reshape(gi, out_h // gi, -1)).reshape(window.shape)
+        return _untable(grad, data.shape, groups).astype(data.dtype, copy=False)
 
     def infer_shape(attrs, ograd, data, rois):
         name = '_backward_ROIAlign'

@@ -121,6 +121,24 @@ def roi_cases():
     # a roi whose scaled size stays below a pixel: grids of one sample per bin
     case('roi_align_small_scale', dict(pooled_size=(2, 2), spatial_scale=0.0625, sample_ratio=-1),
          [data, rois * np.array([1, 16, 16, 16, 16], np.float32)])
+    # samples exactly at -1 and at the height and width (still read), entirely outside the
+    # image (zeros), rois with x2 < x1 or y2 == y1 (1 x 1 without aligned), the whole image
+    edges = np.array([[0, -2.0, -2.0, 2.0, 2.0], [1, 8.0, 6.0, 12.0, 10.0],
+                      [0, 12.0, 1.0, 20.0, 3.0], [1, -9.0, -9.0, -3.0, -4.0],
+                      [0, 6.0, 5.0, 2.0, 1.0], [1, 3.0, 2.5, 3.0, 2.5],
+                      [0, 0.0, 0.0, 9.0, 7.0]], np.float32)
+    case('roi_align_edges', dict(pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=1),
+         [data, edges])
+    case('roi_align_edges_adaptive', dict(pooled_size=(3, 2), spatial_scale=1.0, sample_ratio=0),
+         [data, edges])
+    # adaptive grids of 1 to 10 samples per axis (sample_ratio 0), aligned, on both images
+    case('roi_align_adaptive_aligned', dict(pooled_size=(2, 3), spatial_scale=1.0, sample_ratio=0,
+                                            aligned=True), [data, rois])
+    case('roi_align_float64_aligned', dict(pooled_size=(2, 2), spatial_scale=0.6, sample_ratio=2,
+                                           aligned=True),
+         [data.astype(np.float64), rois.astype(np.float64)])
+    case('roi_align_ps_adaptive', dict(pooled_size=(2, 2), spatial_scale=0.9, sample_ratio=0,
+                                       position_sensitive=True), [data, edges])
     return cases
 
 
