@@ -14,6 +14,7 @@ oneDNN off, marked in the table.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,21 +37,34 @@ def cpu_model():
 
 
 class Worker:
-    """``zoo.py serve`` in a subprocess: one model at a time."""
+    """``zoo.py serve`` in a subprocess: one model at a time. Between requests it is stopped
+    (SIGSTOP): an idle library's threads still spin a while (oneDNN's OpenMP for 200 ms after
+    each operator), which on a small machine slowed the other library tens of times."""
 
     def __init__(self, command, env):
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, env=env)
+        self.stopped = False
 
     def time(self, name, repeat):
+        self._signal(signal.SIGCONT, False)
         self.proc.stdin.write(f'{name} {repeat}\n')
         self.proc.stdin.flush()
-        for line in self.proc.stdout:
-            if line.startswith('RESULT '):
-                return json.loads(line[len('RESULT '):])
-        return {'name': name, 'error': 'the worker exited'}
+        try:
+            for line in self.proc.stdout:
+                if line.startswith('RESULT '):
+                    return json.loads(line[len('RESULT '):])
+            return {'name': name, 'error': 'the worker exited'}
+        finally:
+            self._signal(signal.SIGSTOP, True)
+
+    def _signal(self, sig, stopped):
+        if self.proc.poll() is None and self.stopped != stopped:
+            os.kill(self.proc.pid, sig)
+            self.stopped = stopped
 
     def close(self):
+        self._signal(signal.SIGCONT, False)
         self.proc.stdin.close()
         self.proc.wait()
 

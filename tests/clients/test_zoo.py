@@ -26,8 +26,8 @@ ORACLE = os.environ.get('HYBRIDLIB_ORACLE',
 
 # MXNet cannot run these exports as hybridlib does, for reasons of its own
 MXNET_CANNOT = {
-    # its CPU ROIAlign writes a masked ROI's zeros into ROI 0 (see zoo.py)
-    'faster_rcnn_fpn_resnet50_v1b_coco': 'MXNet CPU ROIAlign bug on masked ROIs',
+    # its CPU ROIAlign writes a masked ROI's zeros into ROI 0 (see zoo.py), which reaches the
+    # best detections here (not Faster R-CNN FPN's)
     'mask_rcnn_fpn_resnet18_v1b_coco': 'MXNet CPU ROIAlign bug on masked ROIs',
     # GroupNorm's BatchNorm runs in training mode inside autograd.train_mode(), which MXNet's
     # JSON cannot record (hybridlib warns at export)
