@@ -15,7 +15,6 @@ destroys the previous file. No pickle anywhere.
 """
 import os
 import struct
-import tempfile
 
 import numpy as np
 
@@ -30,20 +29,112 @@ V3_MAGIC = 0xF993FACA
 
 
 def atomic_write(fname, payload):
-    """Write bytes to ``fname`` through a temporary file in the same folder and a rename."""
-    fname = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(fname) + '.', suffix='.tmp', dir=folder)
+    """Write bytes to ``fname`` so that a failed or killed save never harms the previous file.
+
+    The bytes go to a new file in the target's folder (through a symlink: the file it names),
+    are synced, and renamed over the target; then the folder is synced so the rename lasts.
+    The new file has the old one's permissions, or the umask's for a new name (as ``open``).
+    Where the file system takes O_TMPFILE, the file has no name until it is complete: a
+    process killed mid-write leaves nothing behind. Elsewhere the file is named after the
+    target and the writing process, and the next save of that target removes what a killed
+    process left.
+    """
+    target = os.path.realpath(os.fspath(fname))
+    folder = os.path.dirname(target)
     try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, fname)
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    _remove_stale_temporaries(target)
+    tmp = _write_unnamed(folder, target, payload, mode) or \
+        _write_named(target, payload, mode)
+    try:
+        os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        os.remove(tmp)
         raise
+    _sync_folder(folder)
+
+
+def _temporary_name(target):
+    return f'{target}.{os.getpid()}.{os.urandom(4).hex()}.tmp'
+
+
+def _remove_stale_temporaries(target):
+    folder, base = os.path.split(target)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        parts = name[len(base):].split('.') if name.startswith(base + '.') else []
+        # '', pid, random, 'tmp'
+        if len(parts) != 4 or parts[3] != 'tmp' or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)         # its writer still runs
+        except ProcessLookupError:
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass
+        except OSError:                       # alive, another user's
+            pass
+
+
+def _write_synced(fd, payload, mode):
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+    if mode is not None:
+        os.fchmod(fd, mode)
+    os.fsync(fd)
+
+
+def _write_unnamed(folder, target, payload, mode):
+    """The name given to an O_TMPFILE holding ``payload`` once written, or None where the
+    system or file system has none (or cannot name one: overlayfs)."""
+    if not hasattr(os, 'O_TMPFILE') or not os.path.isdir('/proc/self/fd'):
+        return None
+    try:
+        fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o666)   # less the umask
+    except OSError:
+        return None
+    try:
+        _write_synced(fd, payload, mode)
+        name = _temporary_name(target)
+        os.link(f'/proc/self/fd/{fd}', name, follow_symlinks=True)
+        return name
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write_named(target, payload, mode):
+    name = _temporary_name(target)
+    fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)   # less the umask
+    try:
+        _write_synced(fd, payload, mode)
+    except BaseException:
+        os.close(fd)
+        os.remove(name)
+        raise
+    os.close(fd)
+    return name
+
+
+def _sync_folder(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:                           # (Windows: folders cannot be opened)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 # -------------------------------------------------------------------------------------------------

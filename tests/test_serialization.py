@@ -1,6 +1,8 @@
 """nd.save / nd.load in MXNet's binary format (files in tests/data were written by MXNet 1.9.1)."""
 import os
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -123,6 +125,74 @@ def test_failed_save_keeps_the_previous_file(tmp_path, monkeypatch):
         nd.save(f, {'b': nd.zeros((3,))})
     assert f.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ['keep.params']
+
+
+def test_failed_write_keeps_the_previous_file_and_no_temporary(tmp_path, monkeypatch):
+    f = tmp_path / 'keep.params'
+    nd.save(f, [nd.ones((2,))])
+    before = f.read_bytes()
+
+    def failing_fsync(fd):
+        raise OSError('disk full')
+    monkeypatch.setattr(os, 'fsync', failing_fsync)
+    with pytest.raises(OSError, match='disk full'):
+        nd.save(f, [nd.zeros((3,))])
+    assert f.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ['keep.params']
+
+
+@pytest.mark.parametrize('umask, mode', [(0o022, 0o644), (0o077, 0o600)])
+def test_saved_files_take_the_umask_or_keep_their_mode(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        nd.save(tmp_path / 'new.params', [nd.ones((2,))])
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / 'new.params').st_mode & 0o777 == mode
+    os.chmod(tmp_path / 'new.params', 0o640)
+    nd.save(tmp_path / 'new.params', [nd.ones((3,))])
+    assert os.stat(tmp_path / 'new.params').st_mode & 0o777 == 0o640
+
+
+def test_save_writes_through_a_symlink(tmp_path):
+    (tmp_path / 'real').mkdir()
+    real = tmp_path / 'real' / 'w.params'
+    nd.save(real, [nd.ones((2,))])
+    link = tmp_path / 'link.params'
+    link.symlink_to(real)
+    nd.save(link, [nd.ones((5,))])
+    assert link.is_symlink() and nd.load(str(real))[0].shape == (5,)
+    assert sorted(p.name for p in (tmp_path / 'real').iterdir()) == ['w.params']
+
+
+@pytest.mark.parametrize('unnamed', [True, False])
+def test_a_killed_save_leaves_nothing_after_the_next_save(tmp_path, unnamed):
+    # unnamed: an O_TMPFILE where the system has one; else a named file the next save removes
+    f = tmp_path / 'w.params'
+    nd.save(f, [nd.ones((2,))])
+    before = f.read_bytes()
+    # the child stops in the middle of writing, and is killed there
+    child = subprocess.Popen([sys.executable, '-c', f"""
+import os, sys, time
+from hybridlib import nd, serialization
+def stuck(fd, payload, mode):
+    os.write(fd, bytes(payload)[:100])
+    print('writing', flush=True)
+    time.sleep(60)
+serialization._write_synced = stuck
+if not {unnamed}:
+    serialization._write_unnamed = lambda *args: None
+nd.save({str(f)!r}, [nd.zeros((100000,))])
+"""], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == 'writing'
+        assert f.read_bytes() == before
+    finally:
+        child.kill()
+        child.wait()
+    nd.save(f, [nd.ones((3,))])
+    assert [p.name for p in tmp_path.iterdir()] == ['w.params']
+    assert nd.load(str(f))[0].shape == (3,)
 
 
 def test_save_rejects_bad_containers(tmp_path):
