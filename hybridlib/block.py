@@ -285,7 +285,7 @@ class Block:
 
         A shared parameter needs only one of its names in the file (``deduplicate``).
         """
-        loaded = nd_module.load(filename)
+        loaded = parameter_module.load_named(filename)
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return

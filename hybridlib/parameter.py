@@ -506,6 +506,23 @@ def _brief_print_list(names, limit=7):
     return ', '.join(f"'{n}'" for n in names)
 
 
+def load_named(filename):
+    """``nd.load`` of a parameter file: {name: NDArray}; an error naming the file when it
+    holds unnamed arrays (TypeError, as in MXNet) or MXNet's empty (ndim 0) records."""
+    loaded = nd.load(filename)
+    if not isinstance(loaded, dict):
+        if loaded:
+            raise TypeError(f"'{filename}' holds a list of unnamed arrays ({len(loaded)}); "
+                            'parameters load from named arrays (save_parameters, export or '
+                            'nd.save of a dict)')
+        return {}
+    empty = [name for name, value in loaded.items() if value is None]
+    if empty:
+        raise MXNetError(f"{filename}: {_brief_print_list(empty)} are empty records (MXNet's "
+                         'arrays of ndim 0), not parameter values')
+    return loaded
+
+
 class ParameterDict:
     """An ordered ``name -> Parameter`` dict with a name prefix, as Gluon's.
 
@@ -712,7 +729,7 @@ class ParameterDict:
                     raise MXNetAssertionError(
                         f"restore_prefix is '{restore_prefix}' but Parameters name '{name}' "
                         f"does not start with '{restore_prefix}'. " + _NAMING_HELP)
-        self.load_dict(nd.load(filename), ctx, allow_missing, ignore_extra, restore_prefix,
+        self.load_dict(load_named(filename), ctx, allow_missing, ignore_extra, restore_prefix,
                        filename, cast_dtype, dtype_source)
 
     def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,

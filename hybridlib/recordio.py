@@ -13,6 +13,7 @@ and puts the magic numbers back. A ``.idx`` file has one ``key<TAB>byte offset``
 record.
 """
 import numbers
+import os
 import struct
 from collections import namedtuple
 from multiprocessing import current_process
@@ -221,13 +222,40 @@ class MXIndexedRecordIO(MXRecordIO):
         super().open()
         self.idx = {}
         self.keys = []
-        self.fidx = open(self.idx_path, self.flag)
+        try:
+            self.fidx = open(self.idx_path, self.flag)
+        except OSError as err:
+            raise MXNetError(f'RecordIO: cannot open the index {self.idx_path!r}: {err}') from None
         if not self.writable:
-            for line in iter(self.fidx.readline, ''):
-                line = line.strip().split('\t')
-                key = self.key_type(line[0])
-                self.idx[key] = int(line[1])
-                self.keys.append(key)
+            size = os.fstat(self.handle.fileno()).st_size
+            try:
+                for number, line in enumerate(iter(self._read_index_line, ''), 1):
+                    key, offset = self._index_entry(line, number, size)
+                    self.idx[key] = offset
+                    self.keys.append(key)
+            except MXNetError:
+                self.close()
+                raise
+
+    def _read_index_line(self):
+        try:
+            return self.fidx.readline()
+        except UnicodeDecodeError:
+            raise MXNetError(f'RecordIO index {self.idx_path!r}: not text') from None
+
+    def _index_entry(self, line, number, size):
+        """(key, byte offset) of line ``number`` of the index, checked against the size of
+        the record file."""
+        parts = line.strip().split('\t')
+        try:
+            key, offset = self.key_type(parts[0]), int(parts[1])
+        except (ValueError, TypeError, IndexError):
+            raise MXNetError(f'RecordIO index {self.idx_path!r}, line {number}: expected '
+                             f'"key<TAB>offset", got {line.strip()[:60]!r}') from None
+        if not 0 <= offset <= size:
+            raise MXNetError(f'RecordIO index {self.idx_path!r}, line {number}: offset {offset} '
+                             f'is outside {self.uri!r} ({size} bytes)')
+        return key, offset
 
     def close(self):
         """Close the record and the index files."""

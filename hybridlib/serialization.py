@@ -13,6 +13,7 @@ for the shapes only that allows: 0-d and zero-size. The reader also takes MXNet'
 pre-V1 layouts. Files are written to a temporary file and renamed, so a failed save never
 destroys the previous file. No pickle anywhere.
 """
+import math
 import os
 import struct
 
@@ -231,9 +232,12 @@ def _read_array(r, i):
         dtype = flag_to_dtype(flag)
     except MXNetError as err:
         raise MXNetError(f'{r.source}: {what}: {err}') from None
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)            # Python integers: a corrupt shape cannot wrap around
     raw = r.take(count * dtype.itemsize, f'the data of {what} (shape {shape}, {dtype.name})')
-    return np.frombuffer(raw, dtype=dtype.newbyteorder('<')).astype(dtype).reshape(shape)
+    try:
+        return np.frombuffer(raw, dtype=dtype.newbyteorder('<')).astype(dtype).reshape(shape)
+    except ValueError as err:           # a zero-size shape numpy cannot index (2**63 x 0)
+        raise MXNetError(f'{r.source}: corrupt file: {what} has shape {shape}: {err}') from None
 
 
 def loads_arrays(buf, source='<buffer>'):

@@ -128,6 +128,26 @@ def test_corrupt_file(tmp_path):
         rec.read()
 
 
+@pytest.mark.parametrize('index, message', [
+    ('0\t0\n1\t-5\n', "line 2: offset -5 is outside"),
+    ('0\t0\nx\t3\n', 'line 2: expected "key<TAB>offset"'),
+    ('0\t999999\n', 'line 1: offset 999999 is outside'),
+    ('0\n', 'line 1: expected'),
+    (b'\xff\xfe\n', 'not text'),
+])
+def test_corrupt_index_is_a_clear_error(tmp_path, index, message):
+    idx, rec = str(tmp_path / 'r.idx'), str(tmp_path / 'r.rec')
+    writer = recordio.MXIndexedRecordIO(idx, rec, 'w')
+    for i in range(3):
+        writer.write_idx(i, b'record %d' % i)
+    writer.close()
+    assert recordio.MXIndexedRecordIO(idx, rec, 'r').read_idx(2) == b'record 2'
+    with open(idx, 'wb' if isinstance(index, bytes) else 'w') as f:
+        f.write(index)
+    with pytest.raises(mx.MXNetError, match=f"r.idx.*{message}"):
+        recordio.MXIndexedRecordIO(idx, rec, 'r')
+
+
 def test_pickle_reopens():
     rec = recordio.MXIndexedRecordIO(IDX, REC, 'r')
     rec.read_idx(30)

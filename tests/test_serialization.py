@@ -127,6 +127,34 @@ def test_failed_save_keeps_the_previous_file(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ['keep.params']
 
 
+@pytest.mark.parametrize('shape, message', [
+    ((2**32, 2**32), 'needs 73786976294838206464 bytes'),     # wraps to 0 in int64
+    ((2**62, 4), 'needs 73786976294838206464 bytes'),
+    ((0, 2**62, 2**62), 'array is too big'),
+])
+def test_shapes_too_large_are_clear_errors(shape, message):
+    buf = struct.pack('<QQQ', 0x112, 0, 1) + struct.pack('<Iii', 0xF993FAC9, 0, len(shape))
+    buf += struct.pack(f'<{len(shape)}q', *shape) + struct.pack('<iii', 1, 0, 0)
+    buf += struct.pack('<Q', 0)
+    with pytest.raises(MXNetError, match=f'w.params: .*{message}'):
+        nd.load_frombuffer(buf, 'w.params')
+
+
+def test_parameters_load_from_named_arrays_only(tmp_path):
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+    nd.save(tmp_path / 'list.params', [nd.ones((2, 3)), nd.ones(2)])
+    for load in (net.load_parameters, net.collect_params().load):
+        with pytest.raises(TypeError, match=r'list.params. holds a list of unnamed arrays \(2\)'):
+            load(str(tmp_path / 'list.params'))
+    # MXNet's empty records: ndim 0 in its V1 layout
+    empty = struct.pack('<QQQ', 0x112, 0, 2) + struct.pack('<II', 0xF993FAC8, 0) * 2
+    empty += struct.pack('<Q', 2) + struct.pack('<Q', 6) + b'weight' + struct.pack('<Q', 4)
+    (tmp_path / 'empty.params').write_bytes(empty + b'bias')
+    with pytest.raises(MXNetError, match="empty.params: 'weight', 'bias' are empty records"):
+        net.load_parameters(str(tmp_path / 'empty.params'))
+
+
 def test_failed_write_keeps_the_previous_file_and_no_temporary(tmp_path, monkeypatch):
     f = tmp_path / 'keep.params'
     nd.save(f, [nd.ones((2,))])
