@@ -11,7 +11,7 @@ context of the first value given to ``init`` otherwise. Distributed stores (``di
 ``horovod``, ``byteps``), gradient compression and row_sparse pulls are not supported and
 raise ``NotSupportedError``.
 """
-from . import optimizer as opt
+from . import optimizer as opt, optimizer_states
 from .base import MXNetError, NotSupportedError
 from .context import cpu
 from .ndarray import NDArray
@@ -231,8 +231,7 @@ class KVStore(KVStoreBase):
     def load_optimizer_states(self, fname):
         """Load states saved by ``save_optimizer_states``."""
         assert self._updater is not None, 'Cannot load states for distributed training'
-        with open(fname, 'rb') as f:
-            self._updater.set_states(f.read())
+        optimizer_states.load_file(fname, [self._updater])
 
     def _barrier(self):
         """Nothing to wait for in one process."""

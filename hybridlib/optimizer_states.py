@@ -29,7 +29,7 @@ from .lr_scheduler import LRScheduler
 from .ndarray import NDArray
 from .optimizer_base import Optimizer
 
-__all__ = ['dumps', 'loads']
+__all__ = ['dumps', 'loads', 'load_file']
 
 
 # -------------------------------------------------------------------------------------------------
@@ -52,11 +52,34 @@ def dumps(states, optimizer=None):
 def loads(buf, current):
     """(states, optimizer or None) from the bytes of a states file. A saved optimizer's
     attributes go into ``current`` when it is of the saved class, else into a new optimizer
-    of that class."""
-    meta, arrays = _read_states(buf)
-    states = _decode(meta['states'], arrays)
-    saved = meta.get('optimizer')
-    return states, None if saved is None else _restore_optimizer(saved, arrays, current)
+    of that class. A corrupt file is an MXNetError."""
+    try:
+        meta, arrays = _read_states(buf)
+        states = _decode(meta['states'], arrays)
+        if not isinstance(states, dict):
+            raise MXNetError(f'the states are a {type(states).__name__}, not a dict')
+        saved = meta.get('optimizer')
+        return states, None if saved is None else _restore_optimizer(saved, arrays, current)
+    except MXNetError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as err:
+        # what JSON of any shape can make the decoders meet (UnicodeDecodeError and
+        # JSONDecodeError are ValueErrors)
+        raise MXNetError(f'corrupt optimizer states: {type(err).__name__}: {err}') from None
+
+
+def load_file(fname, updaters):
+    """Give every updater the states in file ``fname``; errors name the file."""
+    try:
+        with open(fname, 'rb') as f:
+            buf = f.read()
+    except OSError as err:
+        raise MXNetError(f'cannot read optimizer states {fname!r}: {err}') from None
+    try:
+        for updater in updaters:
+            updater.set_states(buf)
+    except MXNetError as err:
+        raise type(err)(f'{fname}: {err}') from None
 _SKIP_ATTRS = ('param_dict', '_index_update_count')   # the Trainer's; an alias of a count dict
 
 

@@ -22,7 +22,7 @@ Differences from MXNet 1.9.1, on purpose:
 """
 import os
 
-from . import optimizer as opt
+from . import optimizer as opt, optimizer_states
 from .base import MXNetError
 from .kvstore import KVStoreBase, create as create_kvstore
 from .parameter import Parameter, ParameterDict
@@ -335,10 +335,8 @@ class Trainer:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            with open(fname, 'rb') as f:
-                states = f.read()
+            optimizer_states.load_file(fname, self._updaters)
             for updater in self._updaters:
-                updater.set_states(states)
                 updater.optimizer = self._updaters[0].optimizer
             self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = {i: param for i, param in enumerate(self._params)}

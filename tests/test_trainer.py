@@ -480,3 +480,43 @@ def test_kvstore_errors():
         kv.is_capable('telepathy')
     with pytest.raises(AssertionError):
         kv.save_optimizer_states('unused')
+
+
+def _trainer_with_states(tmp_path):
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    trainer = gluon.Trainer(net.collect_params(), 'adam')
+    with autograd.record():
+        loss = net(nd.ones((1, 3))).sum()
+    loss.backward()
+    trainer.step(1)
+    trainer.save_states(str(tmp_path / 'good.states'))
+    return trainer, (tmp_path / 'good.states').read_bytes()
+
+
+def test_corrupt_states_files_are_errors_naming_the_file(tmp_path):
+    trainer, good = _trainer_with_states(tmp_path)
+    rng = np.random.RandomState(0)
+    bad = tmp_path / 'bad.states'
+    outcomes = {'loaded': 0, 'error': 0}
+    for _ in range(300):                  # single bit flips anywhere
+        flipped = bytearray(good)
+        flipped[rng.randint(len(good))] ^= 1 << rng.randint(8)
+        bad.write_bytes(bytes(flipped))
+        try:
+            trainer.load_states(str(bad))
+            outcomes['loaded'] += 1       # a flip in the arrays' values
+        except MXNetError as err:
+            assert str(bad) in str(err)
+            outcomes['error'] += 1
+    assert outcomes['error'] > 100 and outcomes['loaded'] > 10
+    # meta data of the wrong shape
+    for meta in ([1, 2], {'format': 1, 'states': [1]}, {'format': 1}):
+        nd.save(str(bad), {'__hybridlib_states__': nd.array(
+            np.frombuffer(json.dumps(meta).encode(), np.uint8), dtype='uint8')})
+        with pytest.raises(MXNetError,
+                           match='bad.states: (corrupt optimizer states|the states are a list)'):
+            trainer.load_states(str(bad))
+    with pytest.raises(MXNetError, match='cannot read optimizer states'):
+        trainer.load_states(str(tmp_path / 'missing.states'))
+    trainer.load_states(str(tmp_path / 'good.states'))
