@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 
 from . import attribute, name as _name, tape
-from .base import (AttributeParseError, DTypeError, MXNetError, NotImplementedForSymbol,
-                   ShapeError, dtype_to_flag, np_dtype)
+from .base import (AttributeParseError, MXNetError, NotImplementedForSymbol, dtype_to_flag,
+                   np_dtype)
 from .executor import Executor, evaluate, simple_bind
 from .graph import (Node, copy_graph, hidden_key, hint_dtype, hint_shape, hints_from, infer_graph,
                     topo_nodes)
@@ -746,22 +746,45 @@ def fromjson(json_str):
     try:
         data = json.loads(json_str)
         raw_nodes, raw_heads = data['nodes'], data['heads']
-    except (ValueError, KeyError, TypeError) as err:
+    except (ValueError, KeyError, TypeError, RecursionError) as err:
         raise MXNetError(f'not a symbol JSON document ({type(err).__name__}: {err})') from None
+    if not isinstance(raw_nodes, list) or not isinstance(raw_heads, list):
+        raise MXNetError('not a symbol JSON document: "nodes" and "heads" must be lists')
     nodes = []
     for i, raw in enumerate(raw_nodes):
+        name = raw.get('name') if isinstance(raw, dict) else None
         try:
+            if not isinstance(raw, dict):
+                raise TypeError(f'a node is an object, not {type(raw).__name__}')
             nodes.append(_node_from_json(raw, nodes))
-        except (AttributeParseError, ShapeError, DTypeError) as err:
-            raise type(err)(f'node {i} ({raw.get("name")!r}): {err}') from None
-        except (KeyError, IndexError, TypeError, ValueError) as err:
-            raise MXNetError(f'node {i} of the symbol JSON is malformed '
+        except MXNetError as err:
+            raise type(err)(f'node {i} ({name!r}): {err}') from None
+        except (KeyError, IndexError, TypeError, ValueError, OverflowError, MemoryError,
+                RecursionError) as err:
+            raise MXNetError(f'node {i} ({name!r}) of the symbol JSON is malformed '
                              f'({type(err).__name__}: {err})') from None
-    try:
-        heads = [(nodes[h[0]], h[1]) for h in raw_heads]
-    except (IndexError, TypeError) as err:
-        raise MXNetError(f'the heads of the symbol JSON are malformed: {err}') from None
+    if not raw_heads:
+        raise MXNetError('the symbol JSON has no heads (outputs)')
+    heads = [_entry(h, nodes, f'head {k}') for k, h in enumerate(raw_heads)]
     return Symbol(heads)
+
+
+def _entry(raw, built, what):
+    """A node entry ``[node id, output index(, version)]`` of the JSON: ids of earlier nodes
+    only (the file is in topological order), indices of outputs the node has."""
+    if not isinstance(raw, list) or len(raw) not in (2, 3) or \
+            not all(type(v) is int for v in raw):
+        raise MXNetError(f'{what}: an entry is [node id, output index(, version)] of '
+                         f'integers, got {raw!r}'[:200])
+    node_id, index = raw[0], raw[1]
+    if not 0 <= node_id < len(built):
+        raise MXNetError(f'{what}: node id {node_id} is not that of an earlier node '
+                         f'(0 to {len(built) - 1})')
+    node = built[node_id]
+    if not 0 <= index < node.num_outputs:
+        raise MXNetError(f'{what}: node {node.name!r} has {node.num_outputs} output(s), not '
+                         f'an output {index}')
+    return (node, index)
 
 
 def _node_from_json(raw, built):
@@ -770,7 +793,9 @@ def _node_from_json(raw, built):
     for key in ('param', 'attr', 'attrs'):
         attrs.update(raw.get(key) or {})
     attrs = {hidden_key(k): str(v) for k, v in attrs.items()}
-    inputs = [(built[e[0]], e[1]) for e in raw['inputs']]
+    if not isinstance(raw['inputs'], list):
+        raise TypeError('"inputs" must be a list')
+    inputs = [_entry(e, built, f'input {k}') for k, e in enumerate(raw['inputs'])]
     if op_name == 'null':
         node = Node(None, node_name, user_attrs=attrs)
         node.infer_hints()
@@ -809,7 +834,7 @@ def load(fname):
     try:
         with open(fname, encoding='utf-8') as f:
             text = f.read()
-    except OSError as err:
+    except (OSError, UnicodeDecodeError) as err:
         raise MXNetError(f'cannot read symbol file {fname!r}: {err}') from None
     try:
         return fromjson(text)

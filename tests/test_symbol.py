@@ -207,6 +207,35 @@ def test_legacy_json_is_upgraded_as_mxnet_does():
     assert graph.attr_dict()['data']['ctx_group'] == 'stage1'
 
 
+@pytest.mark.parametrize('change, message', [
+    (lambda d: d['nodes'][3].update(inputs=[[-1, 0, 0], [1, 0, 0], [2, 0, 0]]),
+     r"node 3 \('fc'\): input 0: node id -1 is not that of an earlier node"),
+    (lambda d: d.update(heads=[[-1, 0, 0]]), 'head 0: node id -1'),
+    (lambda d: d.update(heads=[[3, 5, 0]]), "head 0: node 'fc' has 1 output.s., not an output 5"),
+    (lambda d: d.update(heads=[[3, '0', 0]]), 'an entry is .node id, output index'),
+    (lambda d: d.update(heads=[[3, 0.0, 0]]), 'an entry is .node id, output index'),
+    (lambda d: d.update(heads=[]), 'no heads'),
+    (lambda d: d.update(nodes=5), '"nodes" and "heads" must be lists'),
+    (lambda d: d['nodes'].__setitem__(0, 7), r"node 0 \(None\) of the symbol JSON is malformed"),
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden='1e999'),
+     r"node 3 \('fc'\) of the symbol JSON is malformed \(OverflowError"),
+])
+def test_node_references_and_values_are_checked_at_load(change, message):
+    data = json.loads(sym.FullyConnected(sym.var('x'), num_hidden=2, name='fc').tojson())
+    change(data)
+    with pytest.raises(MXNetError, match=message):
+        sym.fromjson(json.dumps(data))
+
+
+def test_deep_json_and_undecodable_files_are_clear_errors(tmp_path):
+    with pytest.raises(MXNetError, match='not a symbol JSON document .RecursionError'):
+        sym.fromjson('[' * 100000 + ']' * 100000)
+    path = tmp_path / 'bad-symbol.json'
+    path.write_bytes(b'{"nodes": "\xff\xfe"}')
+    with pytest.raises(MXNetError, match='cannot read symbol file .*bad-symbol.json'):
+        sym.load(str(path))
+
+
 def test_bad_json_gives_clear_errors():
     good = json.loads(sym.exp(sym.var('x'), name='e').tojson())
     bad_op = json.loads(json.dumps(good))
@@ -225,7 +254,8 @@ def test_bad_json_gives_clear_errors():
     assert sym.fromjson(json.dumps(free)).attr_dict() == {'e': {'foo': '1'}}
     with pytest.raises(MXNetError, match='not a symbol JSON'):
         sym.fromjson('{"nodes": ')
-    with pytest.raises(MXNetError, match='malformed'):
+    with pytest.raises(MXNetError, match=r"node 0 \('e'\): input 0: node id 5 is not that of "
+                                         'an earlier node'):
         sym.fromjson('{"nodes": [{"op": "exp", "name": "e", "inputs": [[5, 0, 0]]}], '
                      '"heads": [[0, 0, 0]]}')
     bad_value = json.loads(json.dumps(good))
