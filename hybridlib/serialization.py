@@ -92,22 +92,35 @@ def _write_synced(fd, payload, mode):
     os.fsync(fd)
 
 
+# st_dev -> whether an O_TMPFILE there can be given a name (learnt by the first save)
+_NAMEABLE = {}
+
+
 def _write_unnamed(folder, target, payload, mode):
     """The name given to an O_TMPFILE holding ``payload`` once written, or None where the
-    system or file system has none (or cannot name one: overlayfs)."""
+    system or file system has none or cannot name one (overlayfs, a /proc that refuses the
+    link); those are remembered per device, so a payload is written once per save but the
+    first."""
     if not hasattr(os, 'O_TMPFILE') or not os.path.isdir('/proc/self/fd'):
+        return None
+    device = os.stat(folder).st_dev
+    if not _NAMEABLE.get(device, True):
         return None
     try:
         fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o666)   # less the umask
     except OSError:
+        _NAMEABLE[device] = False
         return None
     try:
         _write_synced(fd, payload, mode)
         name = _temporary_name(target)
-        os.link(f'/proc/self/fd/{fd}', name, follow_symlinks=True)
+        try:
+            os.link(f'/proc/self/fd/{fd}', name, follow_symlinks=True)
+        except OSError:
+            _NAMEABLE[device] = False
+            return None
+        _NAMEABLE[device] = True
         return name
-    except OSError:
-        return None
     finally:
         os.close(fd)
 

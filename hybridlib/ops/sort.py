@@ -45,9 +45,9 @@ def _sort_order(xp, x, axis, ascend, k=None):
     replay = xp.isnan(rows).any(axis=1)
     if n > _INSERTION_THRESHOLD or (k is not None and k * 8 <= n):
         # equal keys among those returned (or at the cut) come out in the algorithm's order
-        ranked = xp.take_along_axis(rows, moved.reshape(-1, n), axis=1)
         cut = n if k is None else min(k + 1, n)
-        replay |= (ranked[:, 1:cut] == ranked[:, :cut - 1]).any(axis=1)
+        ranked = xp.take_along_axis(rows, moved.reshape(-1, n)[:, :cut], axis=1)
+        replay |= (ranked[:, 1:] == ranked[:, :-1]).any(axis=1)
     replay = xp.nonzero(replay)[0].tolist()
     if not replay:
         return order

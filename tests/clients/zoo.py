@@ -75,8 +75,8 @@ def image(*shape):
 
 
 def image_with_nan(*shape):
-    """An image with one NaN pixel: NaN reaches the scores of the anchors that see it, and
-    softmax, sorting and NMS must treat those as MXNet does."""
+    """An image with one NaN pixel (MXNet's CPU runs the first relu in oneDNN, which maps NaN
+    to 0: the NaN must end there)."""
     def inputs(rng):
         x = rng.standard_normal((1,) + shape).astype('float32')
         x[0, :, shape[1] // 3, shape[2] // 4] = np.nan
@@ -354,17 +354,22 @@ def _record_one(case):
           f'({time.time() - start:.1f} s)', flush=True)
 
 
-def _check_one(case, out_dir):
-    fixture = np.load(os.path.join(FIXTURES, f'{case.name}.npz'))
+def prepared(case):
+    """(net, inputs, where its parameters came from): built, run once (deferred shapes),
+    given MXNet's saved parameters, or the same values drawn where that file is missing."""
     net = build(case)
     arrays = inputs_of(case)
     forward(net, arrays)
     if os.path.exists(params_path(case.name)):
         net.load_parameters(params_path(case.name))
-        params = 'loaded from MXNet'
-    else:
-        fill(net, case)
-        params = 'drawn'
+        return net, arrays, 'loaded from MXNet'
+    fill(net, case)
+    return net, arrays, 'drawn'
+
+
+def _check_one(case, out_dir):
+    fixture = np.load(os.path.join(FIXTURES, f'{case.name}.npz'))
+    net, arrays, params = prepared(case)
     result = {'params': params}
     recorded = json.loads(str(fixture['param_sums']))
     sums = param_sums(net)
@@ -440,14 +445,8 @@ def serve():
     for line in sys.stdin:
         name, repeat = line.split()
         try:
-            case = CASES[name]
-            net = build(case)
-            arrays = [mx.nd.array(a, dtype=a.dtype) for a in inputs_of(case)]
-            net(*arrays)
-            if os.path.exists(params_path(name)):
-                net.load_parameters(params_path(name))
-            else:
-                fill(net, case)
+            net, arrays, _ = prepared(CASES[name])
+            arrays = [mx.nd.array(a, dtype=a.dtype) for a in arrays]
             net.hybridize(static_alloc=True, static_shape=True)
             samples = []
             for i in range(int(repeat) + 2):             # two warm-up calls

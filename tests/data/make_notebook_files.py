@@ -22,34 +22,16 @@ TypeError after the first epoch; the scenario passes a lambda instead.
 """
 import importlib
 import json
-import logging
 import os
+import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_module_files import capture_logger  # noqa: E402
 FACTS = os.path.join(HERE, 'notebook-facts.json')
 BATCH = 8
-
-
-class _Lines(logging.Handler):
-    """Keeps the messages logged to a logger."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-def capture_logger(name):
-    """A logger that keeps its messages (in ``logger.handlers[0].lines``) and prints none."""
-    logger = logging.getLogger(name)
-    logger.handlers = [_Lines()]
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    return logger
 
 
 def notebook_callback(mx):

@@ -23,35 +23,17 @@ Files: ``svrg-numbers.npz`` (arrays, keys ``<scenario>/<name>``), ``svrg-facts.j
 """
 import importlib
 import json
-import logging
 import os
+import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_module_files import capture_logger  # noqa: E402
 NUMBERS = os.path.join(HERE, 'svrg-numbers.npz')
 FACTS = os.path.join(HERE, 'svrg-facts.json')
 TRUE_W = np.array([1.5, -2.0, 0.5, 0.8], np.float32)
-
-
-class _Lines(logging.Handler):
-    """Keeps the messages logged to a logger."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-def capture_logger(name):
-    """A logger that keeps its messages (in ``logger.handlers[0].lines``) and prints none."""
-    logger = logging.getLogger(name)
-    logger.handlers = [_Lines()]
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    return logger
 
 
 def svrg_module(mx):
