@@ -19,6 +19,7 @@ MXNet: ``gamma(alpha, beta)`` has mean ``alpha * beta``, ``exponential(lam)`` me
 Distribution parameters get no gradient (as in MXNet).
 """
 import math
+import platform
 
 import numpy as np
 
@@ -48,6 +49,37 @@ def _cast_scalar(value, dtype):
     44, -2.7 -> int32 -2, nan -> int32 -2147483648)."""
     with np.errstate(all='ignore'):
         return np.asarray(value, dtype=np.float64).astype(dtype)[()]
+
+
+# numpy's own casts are the x86 conversions on x86 machines; elsewhere (ARM, CUDA) they saturate
+_NATIVE_X86_CASTS = platform.machine().lower() in ('x86_64', 'amd64', 'i386', 'i686')
+
+
+def c_cast(xp, data, dtype):
+    """``data.astype(dtype)`` with x86's C conversions from floating point to integers on every
+    device, so that a GPU gives the CPU's (and MXNet's CPU's) integers where CUDA would saturate:
+    -2.7 -> uint8 254, 300 -> uint8 44, -2 -> uint32 4294967294. NaN and values out of the range
+    of the 32- or 64-bit conversion become its minimum, then wrap (3e9 -> int32 -2147483648);
+    C leaves those undefined, and numpy's own results there vary with its vector loops."""
+    dtype = np.dtype(dtype)
+    if data.dtype.kind != 'f' or dtype.kind not in 'iu' or (xp is np and _NATIVE_X86_CASTS):
+        return data.astype(dtype)
+    x = data.astype(np.float64)     # float16 and float32 are exact there
+    if dtype == np.uint64:
+        # the compiler's two ranges: below 2**63 signed, above it shifted down and the bit set
+        high = x >= 2.0 ** 63
+        low = _x86_integer(xp, xp.where(high, x - 2.0 ** 63, x), 64).astype(dtype)
+        return xp.where(high, low ^ np.uint64(1 << 63), low)
+    bits = 32 if dtype.itemsize < 4 or dtype == np.int32 else 64
+    return _x86_integer(xp, x, bits).astype(dtype)
+
+
+def _x86_integer(xp, x, bits):
+    """cvttsd2si: float64 ``x`` truncated to int``bits``, its minimum where out of range or NaN."""
+    t = xp.trunc(x)
+    ok = (t >= -2.0 ** (bits - 1)) & (t < 2.0 ** (bits - 1))
+    wide = np.dtype(f'int{bits}')
+    return xp.where(ok, xp.where(ok, t, 0).astype(wide), wide.type(np.iinfo(wide).min))
 
 
 def _creation_shape(attrs):
@@ -254,7 +286,7 @@ class Cast:
 
     def compute(xp, attrs, data):
         with np.errstate(invalid='ignore', over='ignore'):
-            return data.astype(attrs.dtype)
+            return c_cast(xp, data, attrs.dtype)
 
     def infer_type(attrs, data):
         return [data], [attrs.dtype]

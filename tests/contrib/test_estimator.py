@@ -26,6 +26,13 @@ problem, network, estimator, Recorder = (SCOPE[name] for name in
                                          ('problem', 'network', 'estimator', 'Recorder'))
 
 
+@pytest.fixture(autouse=True)
+def _without_gpus(monkeypatch):
+    """The runs were recorded where MXNet saw no GPU, so that the default context was the CPU
+    the builders initialise their networks on (with a GPU, MXNet's Estimator picks gpu(0))."""
+    monkeypatch.setattr(E.estimator, 'num_gpus', lambda: 0)
+
+
 def run(scenario, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')

@@ -526,7 +526,8 @@ def run_compiled(case, rng, dtype=None):
 def _imperative(case, values, ctx):
     """Visible outputs (numpy) and the input NDArrays after an imperative call (aux moved)."""
     arrays = _nd_inputs(values, ctx=ctx)
-    return [o.asnumpy() for o in _call_nd(case, arrays)], arrays
+    with ctx:   # where creation operators put their result
+        return [o.asnumpy() for o in _call_nd(case, arrays)], arrays
 
 
 def _check_compiled(case, values, cots, which, grads, ctx):
@@ -624,7 +625,8 @@ def _check_second_order(case, values, cots, i, rng):
 
 def _check_gpu(case, values, out_np, cots, which, grads):
     ctx = mx.gpu(0)
-    outs = _call_nd(case, _nd_inputs(values, ctx=ctx))
+    with ctx:
+        outs = _call_nd(case, _nd_inputs(values, ctx=ctx))
     for k, (o, e) in enumerate(zip(outs, out_np)):
         if not case.random:
             _close(o.asnumpy(), e, 1e-9, 1e-9, f'{case}: gpu output {k} vs cpu')

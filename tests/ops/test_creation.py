@@ -11,6 +11,7 @@ import pytest
 
 import hybridlib as mx
 from hybridlib import autograd, nd, sym
+from hybridlib.ops import creation
 from hybridlib.base import (AttributeParseError, DTypeError, MXNetError, NotSupportedError,
                             ShapeError)
 
@@ -380,6 +381,34 @@ def test_amp_multicast_types(types, narrow, expected):
     s = sym.amp_multicast(*[sym.var(n) for n in 'abc'], num_outputs=3, cast_narrow=narrow)
     out_types = s.infer_type(a=types[0], b=types[1], c=types[2])[1]
     assert tuple(np.dtype(t).name for t in out_types) == expected
+
+
+# values whose C conversion x86 defines (truncation, then wrap-around into narrower types)
+_CAST_VALUES = [-2.7, 300.5, -200, 3e9, 2 ** 63 - 4096, 1.8e19, -2147483648.9, 2147483647.5,
+                65535.9, -0.5, 0.99, 2 ** 31, 4e4, -4e4, 6e4, -6e4, 129.5, -129.5, 0, -0.0]
+
+
+@pytest.mark.parametrize('src', ['float16', 'float32', 'float64'])
+def test_cast_rule_for_devices_other_than_x86_numpy(src, monkeypatch):
+    """What Cast does on cupy (and on CPUs whose numpy saturates): x86's integers."""
+    if not creation._NATIVE_X86_CASTS:
+        pytest.skip('the reference is numpy on x86')
+    with np.errstate(all='ignore'):
+        values = np.array(_CAST_VALUES).astype(src)
+    monkeypatch.setattr(creation, '_NATIVE_X86_CASTS', False)
+    for dtype in ['uint8', 'int8', 'uint16', 'int16', 'int32', 'int64', 'uint64', 'bool']:
+        with np.errstate(all='ignore'):
+            expected = values.astype(dtype)
+        np.testing.assert_array_equal(creation.c_cast(np, values, dtype), expected,
+                                      err_msg=f'{src} -> {dtype}')
+    inside = np.abs(values.astype(np.float64)) < 2 ** 31
+    np.testing.assert_array_equal(creation.c_cast(np, values[inside], 'uint32'),
+                                  values[inside].astype('uint32'))
+    # NaN and values beyond every conversion: the 32- or 64-bit minimum, wrapped
+    with np.errstate(all='ignore'):
+        odd = np.array([np.nan, np.inf, -1e20, 1e20, -3e9], dtype=src)
+    assert creation.c_cast(np, odd, 'int32').tolist() == [-2 ** 31] * 5
+    assert creation.c_cast(np, odd, 'uint8').tolist() == [0] * 5
 
 
 def test_amp_cast_types():
