@@ -5,8 +5,9 @@ All window operators share one geometry (MXNet's): along each spatial axis, wind
 kernel offset ``k`` touch input position ``o * stride + k * dilate - pad``. Convolution is the
 windows of the whole batch as one matrix (``_Windows``: im2col, copied once from a strided
 view) and one matmul per group; its transpose (Deconvolution, col2im) is a matmul and a
-scatter-add with one vectorised statement per kernel offset. Channel-last layouts
-(NWC/NHWC/NDHWC) are computed on channel-first views.
+scatter-add with one vectorised statement per kernel offset. On a GPU, the engines of
+conv_gpu.py gather every window at once instead. Channel-last layouts (NWC/NHWC/NDHWC) are
+computed on channel-first views.
 
 Gradients are written with registered operators only, so they differentiate again:
 Convolution's data gradient is a Deconvolution with the same weight (``adj`` restoring the
@@ -21,7 +22,10 @@ import functools
 import itertools
 import math
 
+import numpy as np
+
 from ..base import DTypeError, ShapeError
+from . import conv_gpu
 from .attrs import Bool, Int, Shape, Str
 from .registry import BackwardNode, merge_shape, register, same_dtype, workspace
 
@@ -520,6 +524,8 @@ def _conv_engine(xp, geo, groups, shape, f):
     if _is_pointwise(geo):
         return functools.partial(_conv_pointwise, xp, weights, (n, groups, c // groups, -1),
                                  outputs)
+    if xp is not np:
+        return conv_gpu.conv_engine(xp, geo, groups, shape, f, grid)
     depth = c // groups * math.prod(geo.kernel)
     if depth <= _THIN_DEPTH:
         return functools.partial(_conv_per_image, xp, geo, grid, weights,
@@ -536,6 +542,8 @@ def _conv_engine(xp, geo, groups, shape, f):
 def _deconv_engine(xp, geo, groups, shape, f, image):
     """``run(x, w, out)``: the transposed convolution of x (``shape``, channel-first) with a
     weight (C, f / groups, *kernel) written into out (N, f, *image)."""
+    if xp is not np:
+        return conv_gpu.deconv_engine(xp, geo, groups, shape, f, image)
     n, c = shape[:2]
     win = _windows(geo, n, f, image, shape[2:], c // groups)
     return functools.partial(_deconv_windows, xp, win, groups)
@@ -546,6 +554,8 @@ def _wgrad_engine(xp, geo, groups, g_shape, x_shape):
     """``run(g, x, out)``: the convolution weight's gradient for the output gradient g
     (``g_shape``) and the data x (``x_shape``), both channel-first, written into out
     (F, C / groups, *kernel)."""
+    if xp is not np:
+        return conv_gpu.wgrad_engine(xp, geo, groups, g_shape, x_shape)
     n, c = x_shape[:2]
     f = g_shape[1]
     win = _windows(geo, n, c, x_shape[2:], g_shape[2:], f // groups)

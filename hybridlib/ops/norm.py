@@ -30,7 +30,9 @@ training mode it recomputes the batch statistics and differentiates through them
 it uses the moving statistics as constants. (After a predict-mode forward, MXNet's
 training-mode backward mixes the two: the training formula with the moving statistics.)
 """
+import functools
 import math
+import types
 
 import numpy as np
 
@@ -227,6 +229,9 @@ class BatchNorm:
                 return out, moving_mean.copy(), invstd
             return batch_norm
 
+        if xp is not np and same:
+            return _gpu_batch_norm_train(xp, data, axis, count, eps, fix, m)
+
         # the batch statistics, which also update the moving ones
         def batch_norm_train(x, gamma, beta, moving_mean, moving_var, out=None):
             if out is None:
@@ -307,6 +312,8 @@ class _backward_BatchNorm:
         batch = is_train and not attrs.use_global_stats
         eps, fix = attrs.eps, attrs.fix_gamma
         empty, multiply, subtract, sqrt = xp.empty, xp.multiply, xp.subtract, xp.sqrt
+        if xp is not np and same:
+            return _gpu_backward_batch_norm(xp, data, axis, count, eps, fix, batch)
 
         # per-channel sums of the gradient and of its product with the centred data, then one
         # scale of each (in the workspace)
@@ -388,6 +395,87 @@ def _bn_backward_gradient(F, attrs, inputs, ograds, is_train):
         b_b = _along(F, b, axis, ndim)
         dg = F.broadcast_like(b_b, g) if dg is None else dg + b_b
     return [dg, dx, dgamma, None, None]
+
+
+# BatchNorm on a GPU: each pass over the data one cupy kernel, instead of numpy's temporaries
+# (about three times fewer passes over memory, which is what BatchNorm's time is made of)
+
+@functools.lru_cache(maxsize=None)
+def _gpu_kernels(xp):
+    """cupy kernels over data viewed as (lead, C, rest), with (1, C, 1) per-channel operands."""
+    def channel_sum(name, params, term):
+        return xp.ReductionKernel(params, 'T y', term, 'a + b', 'y = a', '0', name)
+    return types.SimpleNamespace(
+        squares=channel_sum('bn_squares', 'T x, T m', '(x - m) * (x - m)'),
+        products=channel_sum('bn_products', 'T g, T x, T m', 'g * (x - m)'),
+        normalise=xp.ElementwiseKernel('T x, T m, T s, T b', 'T y', 'y = (x - m) * s + b',
+                                       'bn_normalise'),
+        through=xp.ElementwiseKernel('T g, T x, T m, T c1, T c2, T s', 'T y',
+                                     'y = (g - c1 - (x - m) * c2) * s', 'bn_through'))
+
+
+def _gpu_layout(data, axis):
+    c = data[axis]
+    return (math.prod(data[:axis]), c, -1), (1, c, 1)
+
+
+def _gpu_channel_sum(reduce, *args):
+    """``reduce(*args, axis=...)`` over every axis but the channel's, in two steps: one reduction
+    over both would give each channel one thread block, too few to fill a GPU."""
+    return reduce(*args, axis=2).sum(axis=0)
+
+
+def _gpu_statistics(xp, kernels, x3, vec, count):
+    mean = _gpu_channel_sum(xp.sum, x3) / count
+    return mean, _gpu_channel_sum(kernels.squares, x3, mean.reshape(vec)) / count
+
+
+def _gpu_batch_norm_train(xp, data, axis, count, eps, fix, momentum):
+    """BatchNorm's training-mode body on a GPU: the CPU body's arithmetic in three kernels."""
+    kernels = _gpu_kernels(xp)
+    view, vec = _gpu_layout(data, axis)
+
+    def batch_norm_train(x, gamma, beta, moving_mean, moving_var, out=None):
+        if out is None:
+            out = xp.empty(data, x.dtype)
+        x3 = x.reshape(view)
+        mean, var = _gpu_statistics(xp, kernels, x3, vec, count)
+        invstd = 1 / xp.sqrt(var + eps)
+        scale = invstd if fix else gamma * invstd
+        kernels.normalise(x3, mean.reshape(vec), scale.reshape(vec), beta.reshape(vec),
+                          out.reshape(view))
+        moving_mean *= momentum
+        moving_mean += mean * (1 - momentum)
+        moving_var *= momentum
+        moving_var += var * (1 - momentum)
+        return out, mean, invstd
+    return batch_norm_train
+
+
+def _gpu_backward_batch_norm(xp, data, axis, count, eps, fix, batch):
+    """``_backward_BatchNorm``'s body on a GPU (same arithmetic as the CPU body)."""
+    kernels = _gpu_kernels(xp)
+    view, vec = _gpu_layout(data, axis)
+
+    def backward_batch_norm(g, x, gamma, moving_mean, moving_var, out=None):
+        if out is None:
+            out = xp.empty(data, x.dtype)
+        g3, x3 = g.reshape(view), x.reshape(view)
+        if batch:
+            mean, var = _gpu_statistics(xp, kernels, x3, vec, count)
+        else:
+            mean, var = moving_mean, moving_var
+        invstd = 1 / xp.sqrt(var + eps)
+        dbeta = _gpu_channel_sum(xp.sum, g3)
+        dgamma = _gpu_channel_sum(kernels.products, g3, x3, mean.reshape(vec)) * invstd
+        scale = (invstd if fix else gamma * invstd).reshape(vec)
+        if batch:
+            kernels.through(g3, x3, mean.reshape(vec), (dbeta / count).reshape(vec),
+                            (invstd * dgamma / count).reshape(vec), scale, out.reshape(view))
+        else:
+            xp.multiply(g3, scale, out=out.reshape(view))
+        return out, xp.zeros_like(dgamma) if fix else dgamma, dbeta
+    return backward_batch_norm
 
 
 # -------------------------------------------------------------------------------------------------
