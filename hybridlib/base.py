@@ -12,6 +12,7 @@ MXNet imports from it (``py_str``, ``classproperty``, ``NotImplementedForSymbol`
 import ctypes
 import inspect
 import os
+import re
 import sys
 
 import numpy as np
@@ -190,6 +191,9 @@ DTYPE_FLAGS = {
 _FLAG_TO_DTYPE = {flag: dt for dt, flag in DTYPE_FLAGS.items()}
 
 
+_DTYPE_SPELLING = re.compile(r'[<>=|]?[A-Za-z_?][A-Za-z0-9_]{0,15}')
+
+
 def np_dtype(dtype):
     """Normalise anything that names a dtype ('float32', np.float32, np.dtype) to np.dtype.
 
@@ -198,9 +202,12 @@ def np_dtype(dtype):
     """
     if dtype is None or isinstance(dtype, np.dtype) and dtype in DTYPE_FLAGS:
         return dtype
+    if isinstance(dtype, str) and not _DTYPE_SPELLING.fullmatch(dtype):
+        # numpy reads structured spellings ('(2,3)f4', '9999i4') with Python's own parser
+        raise DTypeError(f'{dtype[:40]!r} is not a data type name')
     try:
         dt = np.dtype(dtype)
-    except TypeError as err:
+    except (TypeError, ValueError, SyntaxError) as err:
         raise DTypeError(f'{dtype!r} is not a data type: {err}') from None
     if dt not in DTYPE_FLAGS:
         names = ', '.join(sorted(d.name for d in DTYPE_FLAGS))

@@ -13,6 +13,8 @@ that composed the bad call. Graph-wide inference (``infer_shape``) does not depe
 """
 import builtins      # nd.slice, nd.sum, ... are module globals here: builtins.slice
 import json
+import math
+import os
 import sys
 import threading
 import warnings
@@ -789,6 +791,9 @@ def _entry(raw, built, what):
 
 def _node_from_json(raw, built):
     op_name, node_name = raw['op'], raw['name']
+    if not isinstance(op_name, str) or not isinstance(node_name, str):
+        raise TypeError(f'"op" and "name" are strings, not {type(op_name).__name__} and '
+                        f'{type(node_name).__name__}')
     attrs = {}
     for key in ('param', 'attr', 'attrs'):
         attrs.update(raw.get(key) or {})
@@ -821,9 +826,41 @@ def _node_from_json(raw, built):
     elif len(inputs) > len(expected):
         raise AttributeParseError(f'operator {op_name} takes {len(expected)} inputs '
                                   f'({", ".join(expected)}), the file gives {len(inputs)}')
+    if not expected:
+        _check_creation_size(op, params)
     node = Node(op, node_name, params, op_attrs, user, inputs)
     node.infer_hints()
     return node
+
+
+def _check_creation_size(op, params):
+    """An operator without inputs (``_zeros``, ``_random_uniform``, ...) whose attributes ask
+    for more bytes than this machine's memory is refused before anything runs."""
+    shapes = op.infer_shapes(params, [])[1]
+    dtypes = op.infer_types(params, [])[1]
+    size = builtins.sum(math.prod(s) * np.dtype(d).itemsize for s, d in zip(shapes, dtypes)
+               if s is not None and d is not None and None not in s)
+    memory = _physical_memory()
+    if memory and size > memory:
+        given = ', '.join(f'{k}={format_value(v)}' for k, v in params.items()
+                          if k in ('shape', 'dtype'))
+        raise AttributeParseError(f'operator {op.name}: attributes {given} ask for an output of '
+                                  f'{_bytes(size)}, more than this machine\'s memory '
+                                  f'({_bytes(memory)})')
+
+
+def _physical_memory():
+    try:
+        return os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _bytes(n):
+    for unit in ('bytes', 'KiB', 'MiB', 'GiB', 'TiB'):
+        if n < 1024 or unit == 'TiB':
+            return f'{n:.0f} {unit}' if unit == 'bytes' else f'{n:.1f} {unit}'
+        n /= 1024
 
 
 load_json = fromjson

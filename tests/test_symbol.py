@@ -218,7 +218,25 @@ def test_legacy_json_is_upgraded_as_mxnet_does():
     (lambda d: d.update(nodes=5), '"nodes" and "heads" must be lists'),
     (lambda d: d['nodes'].__setitem__(0, 7), r"node 0 \(None\) of the symbol JSON is malformed"),
     (lambda d: d['nodes'][3]['attrs'].update(num_hidden='1e999'),
-     r"node 3 \('fc'\) of the symbol JSON is malformed \(OverflowError"),
+     r"node 3 \('fc'\): operator FullyConnected: attribute 'num_hidden' expects int, got "
+     r"'1e999' \(inf is not an integer\)"),
+    # MXNet's declared ranges: num_hidden is a C++ int of at least 1
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden='-5'),
+     r"node 3 \('fc'\): .*'num_hidden' .*-5 is out of range: it must be at least 1"),
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden=str(2 ** 40)),
+     r"'num_hidden' .*1099511627776 is out of range: it must be at most 2147483647"),
+    # attribute strings are read by a bounded parser, and shown shortened
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden='(' * 100000),
+     r"got '\(\(\(\(.*\.\.\. \(100000 characters\) \(nested deeper than 16 levels\)"),
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden='2**40'), r"cannot read '2\*\*40'"),
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden='9' * 5000), 'expects int'),
+    (lambda d: d['nodes'][3]['attrs'].update(num_hidden='1' * (2 ** 20 + 1)),
+     'more than an attribute may have'),
+    # an operator without inputs may not ask for more than the machine's memory
+    (lambda d: d['nodes'].__setitem__(1, {'op': '_zeros', 'name': 'big', 'inputs': [],
+                                          'attrs': {'shape': '(1099511627776,)'}}),
+     r"node 1 \('big'\): operator _zeros: attributes shape=\(1099511627776,\), "
+     r"dtype=float32 ask for an output of 4.0 TiB, more than this machine's memory"),
 ])
 def test_node_references_and_values_are_checked_at_load(change, message):
     data = json.loads(sym.FullyConnected(sym.var('x'), num_hidden=2, name='fc').tojson())

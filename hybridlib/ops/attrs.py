@@ -5,14 +5,14 @@ In a ``-symbol.json`` every attribute value is a string: ``"(3, 3)"``, ``"True"`
 Each ``Attr`` parses both to one typed value for ``compute`` and formats Python values the way
 MXNet's frontend does (``str(value)``), so exported graphs read like MXNet's.
 """
-import ast
+import re
 
 import numpy as np
 
 from ..base import AttributeParseError, np_dtype
 from ..context import Context
 
-__all__ = ['REQUIRED', 'Attr', 'Int', 'Float', 'Bool', 'Str', 'Shape', 'FloatTuple', 'DType',
+__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Float', 'Bool', 'Str', 'Shape', 'FloatTuple', 'DType',
            'Ctx', 'Any', 'format_value']
 
 
@@ -83,22 +83,115 @@ class Attr:
         return f'{self.type_name}, {default}'
 
 
+# Attribute strings come from files: they are read by a small parser of the literals MXNet
+# writes, bounded in length and nesting, never by Python's own (whose parser recursion and memory
+# grow with the input).
+_MAX_TEXT = 1 << 20
+_MAX_DEPTH = 16
+_TOKEN = re.compile(r"""\s*(?:(?P<punct>[()\[\],])
+                         |(?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[lL]?
+                                   |[-+]?(?:inf|nan)\b)
+                         |(?P<name>None|True|False)\b
+                         |(?P<string>'[^'\\]*'|"[^"\\]*"))""", re.VERBOSE)
+_NAMES = {'None': None, 'True': True, 'False': False}
+
+
 def _literal(text):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        raise ValueError(f'cannot read {text!r}') from None
+    """The value of an attribute string: numbers, None/True/False, quoted strings, and tuples or
+    lists of them (``"(3, 3)"``, ``"[1e-05, None]"``); ValueError for anything else."""
+    if len(text) > _MAX_TEXT:
+        raise ValueError(f'{len(text)} characters, more than an attribute may have')
+    tokens = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            if text[pos:].strip():
+                raise ValueError(f'cannot read {_shown(text)}')
+            break
+        tokens.append((match.lastgroup, match.group(match.lastgroup)))
+        pos = match.end()
+    value, end = _value(tokens, 0, 0, text)
+    if end != len(tokens):
+        raise ValueError(f'cannot read {_shown(text)}')
+    return value
+
+
+def _value(tokens, i, depth, text):
+    if i >= len(tokens):
+        raise ValueError(f'cannot read {_shown(text)}')
+    kind, token = tokens[i]
+    if kind == 'number':
+        return _number(token), i + 1
+    if kind == 'name':
+        return _NAMES[token], i + 1
+    if kind == 'string':
+        return token[1:-1], i + 1
+    if token not in '([' or depth >= _MAX_DEPTH:
+        raise ValueError(f'cannot read {_shown(text)}' if token not in '(['
+                         else f'nested deeper than {_MAX_DEPTH} levels')
+    close = ')' if token == '(' else ']'
+    items, comma, i = [], False, i + 1
+    while i < len(tokens) and tokens[i][1] != close:
+        item, i = _value(tokens, i, depth + 1, text)
+        items.append(item)
+        comma = i < len(tokens) and tokens[i][1] == ','
+        if comma:
+            i += 1
+        elif i < len(tokens) and tokens[i][1] != close:
+            raise ValueError(f'cannot read {_shown(text)}')
+    if i >= len(tokens):
+        raise ValueError(f'cannot read {_shown(text)}: {token} is not closed')
+    if close == ']':
+        return items, i + 1
+    return (items[0] if len(items) == 1 and not comma else tuple(items)), i + 1
+
+
+def _number(token):
+    token = token.rstrip('lL')
+    if any(c in token for c in '.eEna'):    # a float, inf or nan
+        return float(token)
+    return int(token)
+
+
+def _shown(text, limit=80):
+    """``text`` for an error message, shortened."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f'... ({len(text)} characters)'
+
+
+INT32_MAX = 2 ** 31 - 1     # MXNet's C++ int fields
+UINT32_MAX = 2 ** 32 - 1    # and its 'int (non-negative)' ones
+_INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def _integer(value, low=_INT64[0], high=_INT64[1]):
+    """``value`` as a Python int within [low, high] (by default int64's range, as in MXNet's
+    C++ fields); ValueError otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value) or float(value) != int(value):
+            raise ValueError(f'{value!r} is not an integer')
+    elif not isinstance(value, (int, np.integer)):
+        raise ValueError(f'{value!r} is not an integer')
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f'{value} is out of range: it must be at least {low}'
+                         if value < low else f'{value} is out of range: it must be at most {high}')
+    return value
 
 
 class Int(Attr):
+    """An integer, within [low, high] where the operator declares them (MXNet's parameter
+    bounds; a C++ ``int`` field is at most ``INT32_MAX``), else within int64."""
     type_name = 'int'
 
+    def __init__(self, default=REQUIRED, doc='', *, low=_INT64[0], high=_INT64[1]):
+        super().__init__(default, doc)
+        self.low, self.high = low, high
+
     def parse_value(self, value):
-        if isinstance(value, (bool, np.bool_)):
-            return int(value)
-        if isinstance(value, (float, np.floating)) and float(value) != int(value):
-            raise ValueError(f'{value!r} is not an integer')
-        return int(value)
+        return _integer(value, self.low, self.high)
 
 
 class Float(Attr):
@@ -178,15 +271,10 @@ class Shape(Attr):
             items = tuple(value)
         except TypeError:
             raise ValueError(f'{value!r} is not a shape') from None
-        out = []
-        for v in items:
-            if v is None:
-                out.append(None)
-            elif isinstance(v, (int, np.integer)) or float(v) == int(v):
-                out.append(int(v))
-            else:
-                raise ValueError(f'{value!r} is not a tuple of integers')
-        return tuple(out)
+        try:
+            return tuple(None if v is None else _integer(v) for v in items)
+        except ValueError as e:
+            raise ValueError(f'{value!r} is not a tuple of integers ({e})') from None
 
 
 class FloatTuple(Attr):
@@ -227,17 +315,17 @@ class Ctx(Attr):
 
 
 class Any(Attr):
-    """An attribute kept as given (Python literals are read from strings when possible)."""
+    """An attribute kept as given (literals are read from strings when possible)."""
     type_name = 'any'
 
     def parse_string(self, text):
         try:
-            return ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+            return _literal(text)
+        except ValueError:
             return text
 
 
 def parse_error(op_name, attr_name, value, attr, err):
     return AttributeParseError(
         f'operator {op_name}: attribute {attr_name!r} expects {attr.type_name}, '
-        f'got {value!r} ({err})')
+        f'got {_shown(value) if isinstance(value, str) else _shown(repr(value))[1:-1]} ({err})')

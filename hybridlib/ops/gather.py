@@ -17,7 +17,7 @@ MXNet's conventions reproduced here (checked against MXNet 1.9.1):
 import numpy as np
 
 from ..base import MXNetError, NotSupportedError, ShapeError, DTypeError, DEFAULT_DTYPE
-from .attrs import Bool, DType, Float, Int, Shape, Str
+from .attrs import INT32_MAX, Bool, DType, Float, Int, Shape, Str
 from .registry import BackwardNode, merge_shape, normalize_axis, register, zero_gradient
 
 __all__ = []
@@ -326,7 +326,7 @@ class one_hot:
     An index outside ``[0, depth)`` gives a row of ``off_value``. Not differentiable.
     """
     inputs = ('indices',)
-    attrs = dict(depth=Int(), on_value=Float(1.0), off_value=Float(0.0),
+    attrs = dict(depth=Int(high=INT32_MAX), on_value=Float(1.0), off_value=Float(0.0),
                  dtype=DType(DEFAULT_DTYPE))
     check = _one_hot_check
 

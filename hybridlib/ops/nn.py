@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from . import rng, special
-from .attrs import Bool, DType, Float, Int, Shape, Str
+from .attrs import INT32_MAX, Bool, DType, Float, Int, Shape, Str
 from .elemwise import not_differentiable_twice
 from .registry import BackwardNode, get, merge_shape, normalize_axis, register, same_dtype
 
@@ -262,7 +262,7 @@ class FullyConnected:
     """
     inputs = ('data', 'weight', 'bias')
     list_inputs = _fc_inputs
-    attrs = dict(num_hidden=Int(), no_bias=Bool(False), flatten=Bool(True))
+    attrs = dict(num_hidden=Int(low=1, high=INT32_MAX), no_bias=Bool(False), flatten=Bool(True))
     backward_node = BackwardNode(('ograd0', 'in0', 'in1'))
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
@@ -584,7 +584,8 @@ def softmax_forward(xp, data, axis, temperature=None, negate=False, log=False, l
             z /= z.sum(axis=axis, keepdims=True)
         if mask is not None:
             z = xp.where(mask, z, 0)
-    return z.astype(out_dtype, copy=False)
+    with np.errstate(over='ignore'):    # log-probabilities below float16's range are -inf
+        return z.astype(out_dtype, copy=False)
 
 
 def _runs_in_onednn(attrs, data):

@@ -37,7 +37,7 @@ import types
 import numpy as np
 
 from ..base import DTypeError, ShapeError
-from .attrs import Bool, Float, Int, Str
+from .attrs import INT32_MAX, UINT32_MAX, Bool, Float, Int, Str
 from .registry import (BackwardNode, LEGACY, add_gradients, merge_shape, normalize_axis, register,
                        workspace)
 
@@ -607,7 +607,7 @@ class GroupNorm:
     """
     inputs = ('data', 'gamma', 'beta')
     backward_node = BackwardNode(('ograd0', 'in0', 'in1', 'out1', 'out2'))
-    attrs = dict(num_groups=Int(1), eps=Float(1e-5), output_mean_var=Bool(False))
+    attrs = dict(num_groups=Int(1, low=1, high=INT32_MAX), eps=Float(1e-5), output_mean_var=Bool(False))
     num_outputs = 3
     output_names = ('output', 'mean', 'std')
     infer_type = _same_dtypes(3)
@@ -766,7 +766,7 @@ class LRN:
     base ``knorm + alpha / nsize * sum_window(data^2)``), both (N, C, H, W).
     """
     inputs = ('data',)
-    attrs = dict(alpha=Float(1e-4), beta=Float(0.75), knorm=Float(2), nsize=Int())
+    attrs = dict(alpha=Float(1e-4), beta=Float(0.75), knorm=Float(2), nsize=Int(low=1, high=UINT32_MAX))
     num_outputs = 2
     num_visible_outputs = 1
     infer_type = _same_dtypes(2)

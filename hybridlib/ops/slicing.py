@@ -14,7 +14,7 @@ the other shape operators (``_unary``, ``_fresh``, ...) live in ``shape.py``.
 import numpy as np
 
 from ..base import NotSupportedError, ShapeError
-from .attrs import Float, Int, Shape, Str
+from .attrs import INT32_MAX, Float, Int, Shape, Str
 from .registry import BackwardNode, LEGACY, merge_shape, normalize_axis, register
 from .shape import _fresh, _known, _prod, _unary
 
@@ -285,7 +285,7 @@ class repeat:
     data (..., d, ...) -> (..., d * repeats, ...); axis None: (size * repeats,)."""
     inputs = ('data',)
     backward_node = BackwardNode(('ograd0',))
-    attrs = dict(repeats=Int(), axis=Int(None))
+    attrs = dict(repeats=Int(high=INT32_MAX), axis=Int(None))
     check = _repeat_check
     infer_shape = _unary(_repeat_shape)
 

@@ -18,7 +18,7 @@ MXNet's conventions reproduced here (checked against MXNet 1.9.1):
 import numpy as np
 
 from ..base import ShapeError, DEFAULT_DTYPE
-from .attrs import Bool, DType, Int, Str
+from .attrs import INT32_MAX, Bool, DType, Int, Str
 from .gather import (_IntOrNone, _axis_grid, _check_dtype, _data_type, _gradient_type,
                      _int_index, _prod, _scatter_add)
 from .registry import merge_shape, normalize_axis, register, zero_gradient
@@ -189,7 +189,7 @@ def _topk_outputs(attrs):
     return 1 if attrs.ret_typ in ('indices', 'mask') else 2
 
 
-_TOPK_ATTRS = dict(axis=_IntOrNone(-1), k=Int(1),
+_TOPK_ATTRS = dict(axis=_IntOrNone(-1), k=Int(1, high=INT32_MAX),
                    ret_typ=Str('indices', choices=('both', 'indices', 'mask', 'value')),
                    is_ascend=Bool(False), dtype=DType(DEFAULT_DTYPE))
 _HIDDEN_INDEX = np.dtype(np.int64)       # dtype of the hidden indices of sort and topk 'value'
