@@ -331,9 +331,15 @@ def pack(header, s):
 
 def unpack(s):
     """(IRHeader, payload bytes) of a record written by ``pack``."""
+    if len(s) < _IR_SIZE:
+        raise MXNetError(f'a record of {len(s)} bytes is shorter than its header ({_IR_SIZE} '
+                         'bytes): not written by pack')
     header = IRHeader(*struct.unpack(_IR_FORMAT, s[:_IR_SIZE]))
     s = s[_IR_SIZE:]
     if header.flag > 0:
+        if header.flag * 4 > len(s):
+            raise MXNetError(f'a record header gives {header.flag} labels, but only {len(s)} '
+                             'bytes follow it')
         header = header._replace(label=np.frombuffer(s, np.float32, header.flag))
         s = s[header.flag * 4:]
     return header, s

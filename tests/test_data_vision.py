@@ -398,6 +398,55 @@ def test_cifar(tmp_path):
     assert int(fine[1][0].asnumpy().sum()) == 395443
 
 
+def _rewrite_gz(path, change):
+    with gzip.open(path, 'rb') as f:
+        raw = f.read()
+    with gzip.open(path, 'wb') as f:
+        f.write(change(raw))
+
+
+@pytest.mark.parametrize('name, change, message', [
+    ('train-images-idx3-ubyte.gz', lambda raw: raw[:-5], r'shape \(3, 28, 28\) \(2352 bytes\), the '
+     'file holds 2347'),
+    ('train-images-idx3-ubyte.gz', lambda raw: b'\x00\x00\x08\x01' + raw[4:],
+     'not an IDX file of 3-dimensional unsigned bytes .its header begins 00000801'),
+    ('train-labels-idx1-ubyte.gz', lambda raw: raw[:4] + struct.pack('>I', 2) + raw[8:10],
+     r'holds 3 images, .*train-labels-idx1-ubyte.gz 2 labels'),
+    ('train-labels-idx1-ubyte.gz', lambda raw: b'', 'its header begins nothing'),
+])
+def test_corrupt_mnist_files_are_named(tmp_path, name, change, message):
+    write_files(str(tmp_path))
+    _rewrite_gz(tmp_path / name, change)
+    with pytest.raises(mx.base.MXNetError, match=message):
+        vision.MNIST(str(tmp_path))
+
+
+def test_corrupt_dataset_files_are_named(tmp_path):
+    write_files(str(tmp_path))
+    path = tmp_path / 'train-images-idx3-ubyte.gz'
+    path.write_bytes(path.read_bytes()[:30])            # a truncated gzip stream
+    with pytest.raises(mx.base.MXNetError, match='cannot read .*train-images-idx3-ubyte.gz'):
+        vision.MNIST(str(tmp_path))
+    with open(tmp_path / 'data_batch_3.bin', 'ab') as f:
+        f.write(b'x')
+    with pytest.raises(mx.base.MXNetError, match=r'data_batch_3.bin holds 6147 bytes, not a whole '
+                                                 r'number of 3073-byte CIFAR10 records'):
+        vision.CIFAR10(str(tmp_path))
+    (tmp_path / 'test.bin').write_bytes(b'\0' * 3073)
+    with pytest.raises(mx.base.MXNetError, match='3074-byte CIFAR100 records'):
+        vision.CIFAR100(str(tmp_path), train=False)
+    rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / 'i.idx'), str(tmp_path / 'i.rec'), 'w')
+    rec.write_idx(0, b'short')
+    rec.write_idx(1, struct.pack('IfQQ', 5, 0.0, 0, 0) + b'ab')     # flag: 5 labels follow
+    rec.close()
+    ds = vision.ImageRecordDataset(str(tmp_path / 'i.rec'))
+    with pytest.raises(mx.base.MXNetError, match=r'record 0 of .*i.rec: a record of 5 bytes is '
+                                                 r'shorter than its header \(24 bytes\)'):
+        ds[0]
+    with pytest.raises(mx.base.MXNetError, match='record 1 .*gives 5 labels, but only 2 bytes'):
+        ds[1]
+
+
 def test_cifar_archive_layout(tmp_path):
     import tarfile
     src = tmp_path / 'src' / 'cifar-10-batches-bin'

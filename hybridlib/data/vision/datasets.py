@@ -8,15 +8,17 @@ as MXNet does; files already in ``root`` are used as they are. Images are NDArra
 JPEG/PNG images (ImageRecordDataset, ImageFolderDataset) needs Pillow, as MXNet needs OpenCV.
 """
 import gzip
+import math
 import os
 import struct
 import warnings
+import zlib
 
 import numpy as np
 
 from ... import ndarray as nd
 from ... import codec, recordio
-from ...base import data_dir
+from ...base import MXNetError, data_dir
 from ...utils import _extract_tar, _get_repo_file_url, download
 from .. import dataset
 
@@ -32,6 +34,34 @@ def _fetch(root, namespace, name, sha1_hash):
         download(_get_repo_file_url('gluon/dataset/' + namespace, name), path=path,
                  sha1_hash=sha1_hash)
     return path
+
+
+def _read(path, opener=open):
+    """The bytes of ``path`` (``opener`` may be ``gzip.open``); a file that cannot be read or
+    decompressed is an MXNetError naming it (a missing one stays FileNotFoundError)."""
+    try:
+        with opener(path, 'rb') as fin:
+            return fin.read()
+    except FileNotFoundError:
+        raise
+    except (OSError, EOFError, zlib.error) as err:
+        raise MXNetError(f'cannot read {path}: {err}') from None
+
+
+def _read_idx(path, ndim):
+    """The uint8 array of a gzipped IDX file (MNIST's format: a magic number giving the element
+    type and the number of dimensions, the sizes as big-endian uint32, then the data), checked
+    against its header."""
+    raw = _read(path, gzip.open)
+    start = 4 + 4 * ndim
+    if len(raw) < start or raw[:4] != bytes((0, 0, 8, ndim)):
+        raise MXNetError(f'{path} is not an IDX file of {ndim}-dimensional unsigned bytes '
+                         f'(its header begins {raw[:4].hex() or "nothing"})')
+    dims = struct.unpack(f'>{ndim}I', raw[4:start])
+    if len(raw) - start != math.prod(dims):
+        raise MXNetError(f'{path}: the header gives shape {dims} ({math.prod(dims)} bytes), the '
+                         f'file holds {len(raw) - start}')
+    return np.frombuffer(raw, np.uint8, offset=start).reshape(dims)
 
 
 def _idx_files(*sha1s):
@@ -77,14 +107,12 @@ class MNIST(dataset._DownloadedDataset):
             data, label = self._test_data, self._test_label
         data_file, label_file = (_fetch(self._root, self._namespace, name, sha1_hash)
                                  for name, sha1_hash in (data, label))
-        with gzip.open(label_file, 'rb') as fin:
-            struct.unpack('>II', fin.read(8))
-            label = np.frombuffer(fin.read(), dtype=np.uint8).astype(np.int32)
-        with gzip.open(data_file, 'rb') as fin:
-            # MXNet assumes 28 x 28; the IDX header says it
-            _, _, rows, cols = struct.unpack('>IIII', fin.read(16))
-            data = np.frombuffer(fin.read(), dtype=np.uint8)
-            data = data.reshape(len(label), rows, cols, 1)
+        label = _read_idx(label_file, 1).astype(np.int32)
+        data = _read_idx(data_file, 3)      # MXNet assumes 28 x 28; the IDX header says it
+        if len(data) != len(label):
+            raise MXNetError(f'{data_file} holds {len(data)} images, {label_file} '
+                             f'{len(label)} labels')
+        data = data[..., None]
         self._data = nd.array(data, dtype=data.dtype)
         self._label = label
 
@@ -146,11 +174,22 @@ class CIFAR10(dataset._DownloadedDataset):
         self._train = train
         super().__init__(root, transform)
 
+    _label_bytes = 1
+
     def _read_batch(self, filename):
-        with open(filename, 'rb') as fin:
-            data = np.frombuffer(fin.read(), dtype=np.uint8).reshape(-1, 3072 + 1)
-        return data[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), \
-            data[:, 0].astype(np.int32)
+        """(images (N, 32, 32, 3), labels) of one binary file: records of label bytes, then the
+        image as 3 x 32 x 32."""
+        raw = _read(filename)
+        size = self._label_bytes + 3072
+        if len(raw) % size:
+            raise MXNetError(f'{filename} holds {len(raw)} bytes, not a whole number of '
+                             f'{size}-byte {type(self).__name__} records')
+        data = np.frombuffer(raw, dtype=np.uint8).reshape(-1, size)
+        images = data[:, self._label_bytes:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+        return images, data[:, self._label_column()].astype(np.int32)
+
+    def _label_column(self):
+        return 0
 
     def _find_folder(self, names):
         """The folder that holds all ``names``, or None."""
@@ -205,11 +244,10 @@ class CIFAR100(CIFAR10):
         self._fine_label = fine_label
         super().__init__(root, train, transform)
 
-    def _read_batch(self, filename):
-        with open(filename, 'rb') as fin:
-            data = np.frombuffer(fin.read(), dtype=np.uint8).reshape(-1, 3072 + 2)
-        return data[:, 2:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), \
-            data[:, 0 + self._fine_label].astype(np.int32)
+    _label_bytes = 2        # the coarse label, then the fine one
+
+    def _label_column(self):
+        return 1 if self._fine_label else 0
 
 
 def _decode(data, flag, what):
@@ -245,8 +283,12 @@ class ImageRecordDataset(dataset.RecordFileDataset):
 
     def __getitem__(self, idx):
         record = super().__getitem__(idx)
-        header, img = recordio.unpack(record)
-        img = _decode(img, self._flag, 'ImageRecordDataset.__getitem__')
+        what = f'ImageRecordDataset.__getitem__: record {idx} of {self.filename}'
+        try:
+            header, img = recordio.unpack(record)
+        except MXNetError as err:
+            raise MXNetError(f'{what}: {err}') from None
+        img = _decode(img, self._flag, what)
         if self._transform is not None:
             return self._transform(img, header.label)
         return img, header.label
@@ -308,7 +350,7 @@ class ImageFolderDataset(dataset.Dataset):
 
     def __getitem__(self, idx):
         filename, label = self.items[idx]
-        img = _decode(filename, self._flag, 'ImageFolderDataset.__getitem__')
+        img = _decode(filename, self._flag, f'ImageFolderDataset.__getitem__: {filename}')
         if self._transform is not None:
             return self._transform(img, label)
         return img, label
