@@ -11,7 +11,7 @@ As in MXNet the schedulers keep state: ``FactorScheduler`` and ``MultiFactorSche
 the last rate in ``base_lr`` and keep returning it after ``max_update``.
 """
 import logging
-from math import cos, pi
+from math import ceil, cos, pi
 
 __all__ = ['LRScheduler', 'FactorScheduler', 'MultiFactorScheduler', 'PolyScheduler',
            'CosineScheduler']
@@ -62,6 +62,9 @@ class LRScheduler:
         raise NotImplementedError('must override this')
 
 
+_STEPS_LOOPED = 10000    # decays FactorScheduler makes one by one in a call; more are computed
+
+
 class FactorScheduler(LRScheduler):
     """Multiply the rate by ``factor`` every ``step`` updates:
     ``base_lr * factor ** floor((num_update - 1) / step)``, never below ``stop_factor_lr``.
@@ -95,6 +98,10 @@ class FactorScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         # a loop, not an if: training resumed at a later update catches up at once
         while num_update > self.count + self.step:
+            skipped = ceil((num_update - self.count) / self.step) - 2
+            if skipped > _STEPS_LOOPED:     # (a count far behind) in one go, not a long loop
+                self.count += skipped * self.step
+                self.base_lr = max(self.base_lr * self.factor ** skipped, self.stop_factor_lr)
             self.count += self.step
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:

@@ -18,6 +18,8 @@ an array state and ``state/<index>/<i>`` (``/<j>``, ...) for the elements of tup
 arrays held by optimizer attributes are named ``optimizer/<attr>...``. Classes are looked up
 among those already defined, never imported.
 """
+import copy
+import inspect
 import json
 import warnings
 
@@ -187,6 +189,7 @@ def _find_class(name, base):
 def _restore_optimizer(saved, arrays, current):
     cls = _find_class(saved['class'], Optimizer)
     attrs = _decode({'dict': [[k, v] for k, v in saved['attrs'].items()]}, arrays)
+    _check_attrs(cls, attrs, current)      # before anything changes: a refused file loses nothing
     target = current if type(current) is cls else cls.__new__(cls)
     param_dict = getattr(target, 'param_dict', {}) if target is current else {}
     target.__dict__.update(attrs)
@@ -195,3 +198,70 @@ def _restore_optimizer(saved, arrays, current):
     target._all_index_update_counts = counts
     target._index_update_count = counts[next(iter(counts))]
     return target
+
+
+def _kind(value):
+    if isinstance(value, (bool, int, float, np.number)):
+        return 'number'
+    if isinstance(value, list):
+        return 'tuple'
+    return type(value).__name__ if value is not None else 'None'
+
+
+_COUNTS = ('_all_index_update_counts', '_index_update_count')
+_NUMBER_DICTS = ('lr_mult', 'wd_mult')
+
+
+def _check_attrs(cls, attrs, current):
+    """The saved attributes of a ``cls`` optimizer are of the kinds its own are (a number where
+    it has a number, ...; where it has None, a number, a scheduler or None), never shadow one
+    of its methods, and a saved scheduler runs: a corrupt file is refused at load rather than
+    failing in a later ``step``."""
+    try:
+        reference = vars(cls())
+    except Exception:       # noqa: BLE001 - an optimizer with required arguments
+        reference = vars(current) if type(current) is cls else {}
+    for key, value in attrs.items():
+        if not isinstance(key, str) or key.startswith('__') or \
+                key not in reference and hasattr(cls, key):
+            raise MXNetError(f'the saved optimizer attribute {key!r} is not one an optimizer '
+                             'can have')
+        if key not in reference:
+            continue
+        want, got = _kind(reference[key]), _kind(value)
+        allowed = {'None', 'number', 'LRScheduler'} if want == 'None' else {want}
+        if key == 'lr':     # None when a scheduler gives the rate
+            allowed.add('None')
+        if got not in allowed and not (want == 'None' and isinstance(value, LRScheduler)):
+            has = 'None or a number' if want == 'None' else f'a {want}'
+            raise MXNetError(f'the saved optimizer attribute {key!r} is a '
+                             f'{type(value).__name__}, where {cls.__name__} has {has}')
+    for key in _COUNTS + _NUMBER_DICTS:
+        table = attrs.get(key, {})
+        tables = table.values() if key == '_all_index_update_counts' else [table]
+        if not all(isinstance(t, dict) and all(_kind(v) == 'number' for v in t.values())
+                   for t in tables):
+            raise MXNetError(f'the saved optimizer attribute {key!r} does not map indices to '
+                             'numbers')
+    for key in ('num_update', 'begin_num_update'):
+        if not isinstance(attrs.get(key, 0), int) or not 0 <= attrs.get(key, 0) < 2 ** 63:
+            raise MXNetError(f'the saved optimizer attribute {key!r} is {attrs[key]!r}, not a '
+                             'count of updates')
+    scheduler = attrs.get('lr_scheduler')
+    if isinstance(scheduler, LRScheduler):
+        try:
+            if type(scheduler).__module__ == LRScheduler.__module__:
+                _construct_like(scheduler)
+            copy.deepcopy(scheduler)(attrs.get('num_update', 0))
+        except Exception as err:    # noqa: BLE001 - any way its attributes can be wrong
+            raise MXNetError(f'the saved lr_scheduler ({type(scheduler).__name__}) cannot run: '
+                             f'{type(err).__name__}: {err}') from None
+
+
+def _construct_like(scheduler):
+    """A new scheduler of the class of a restored one (made without its constructor), from
+    the attributes that name constructor arguments: the constructor's own checks (a step of
+    at least 1, a factor of at most 1, ...) applied to what the file gave."""
+    cls = type(scheduler)
+    params = inspect.signature(cls.__init__).parameters
+    return cls(**{k: v for k, v in vars(scheduler).items() if k in params and k != 'self'})

@@ -90,3 +90,17 @@ def test_with_an_optimizer():
         opt = mx.optimizer.SGD(learning_rate=0.3,
                                lr_scheduler=lr_scheduler.CosineScheduler(5, base_lr=1.0))
     assert opt.lr_scheduler.base_lr == 0.3
+
+
+def test_factor_scheduler_catches_up_any_distance_at_once(monkeypatch):
+    # a count far behind (resumed training, a corrupt states file) is not a loop of that length
+    far = lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=1.0)
+    assert far(10 ** 15) == 1e-8 and far.count == 10 ** 15 - 1
+    # the computed steps give what stepping one by one gives
+    computed = lr_scheduler.FactorScheduler(step=3, factor=0.9999, base_lr=1.0)
+    stepped = lr_scheduler.FactorScheduler(step=3, factor=0.9999, base_lr=1.0)
+    computed(60001)
+    monkeypatch.setattr(lr_scheduler, '_STEPS_LOOPED', 10 ** 9)
+    stepped(60001)
+    assert computed.count == stepped.count == 60000
+    assert computed.base_lr == pytest.approx(stepped.base_lr, rel=1e-9)

@@ -520,3 +520,38 @@ def test_corrupt_states_files_are_errors_naming_the_file(tmp_path):
     with pytest.raises(MXNetError, match='cannot read optimizer states'):
         trainer.load_states(str(tmp_path / 'missing.states'))
     trainer.load_states(str(tmp_path / 'good.states'))
+
+
+def _with_optimizer_attrs(good, change):
+    arrays = nd.load_frombuffer(good)
+    meta = json.loads(arrays['__hybridlib_states__'].asnumpy().tobytes())
+    change(meta['optimizer']['attrs'])
+    arrays['__hybridlib_states__'] = nd.array(np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                                              dtype='uint8')
+    return nd.save_to_bytes(arrays)
+
+
+@pytest.mark.parametrize('change, message', [
+    (lambda a: a.update(aggregate_num='4'), "'aggregate_num' is a str, where Adam has a number"),
+    (lambda a: a.update(beta1=[0.9]), "'beta1' is a list, where Adam has a number"),
+    (lambda a: a.update(clip_gradient='x'), "'clip_gradient' is a str, where Adam has None or"),
+    (lambda a: a.update(update=1), "'update' is not one an optimizer can have"),
+    (lambda a: a.update(lr_mult={'dict': [[0, 'x']]}), "'lr_mult' does not map indices"),
+    (lambda a: a.update(lr_scheduler={'object': 'hybridlib.lr_scheduler:FactorScheduler',
+                                      'attrs': {'dict': [['step', 'x']]}}),
+     r'the saved lr_scheduler \(FactorScheduler\) cannot run'),
+    (lambda a: a.update(lr_scheduler={'object': 'hybridlib.lr_scheduler:FactorScheduler',
+                                      'attrs': {'dict': [['step', 0], ['factor', 0.5],
+                                                         ['count', 0], ['base_lr', 0.1]]}}),
+     r'the saved lr_scheduler \(FactorScheduler\) cannot run: ValueError: Schedule step must'),
+    (lambda a: a.update(num_update=-1), "'num_update' is -1, not a count of updates"),
+])
+def test_saved_optimizer_attributes_are_checked_before_any_is_set(tmp_path, change, message):
+    trainer, good = _trainer_with_states(tmp_path)
+    before = dict(vars(trainer.optimizer))
+    bad = tmp_path / 'bad.states'
+    bad.write_bytes(_with_optimizer_attrs(good, change))
+    with pytest.raises(MXNetError, match='bad.states: (the saved optimizer attribute )?' + message):
+        trainer.load_states(str(bad))
+    assert vars(trainer.optimizer).keys() == before.keys()
+    assert all(vars(trainer.optimizer)[k] is v for k, v in before.items())
