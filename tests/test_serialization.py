@@ -3,6 +3,7 @@ import os
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -221,6 +222,39 @@ nd.save({str(f)!r}, [nd.zeros((100000,))])
     nd.save(f, [nd.ones((3,))])
     assert [p.name for p in tmp_path.iterdir()] == ['w.params']
     assert nd.load(str(f))[0].shape == (3,)
+
+
+@pytest.mark.parametrize('unnamed', [True, False])
+def test_saves_killed_at_random_points_never_lose_the_file(tmp_path, unnamed):
+    """A child saves versions 1, 2, ... of a 2 MB array in a loop and is killed at a random
+    moment, four times: the file always loads whole (some version), and the next save leaves
+    nothing else in the folder."""
+    f = tmp_path / 'w.params'
+    nd.save(f, {'v': nd.zeros((500000,))})
+    rng = np.random.RandomState(7 + unnamed)
+    seen = []
+    for kill in range(4):
+        child = subprocess.Popen([sys.executable, '-c', f"""
+import itertools
+from hybridlib import nd, serialization
+if not {unnamed}:
+    serialization._write_unnamed = lambda *args: None
+print('ready', flush=True)
+for k in itertools.count(1):
+    nd.save({str(f)!r}, {{'v': nd.full((500000,), k)}})
+"""], stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout.readline().strip() == 'ready'
+            time.sleep(rng.uniform(0.02, 0.15))
+        finally:
+            child.kill()
+            child.wait()
+        value = nd.load(str(f))['v'].asnumpy()
+        assert value.shape == (500000,) and (value == value[0]).all(), f'kill {kill}'
+        seen.append(value[0])
+        nd.save(f, {'v': nd.full((500000,), -1)})
+        assert [p.name for p in tmp_path.iterdir()] == ['w.params'], f'kill {kill}'
+    assert max(seen) >= 1, f'the child never finished a save before its kill: {seen}'
 
 
 def test_save_rejects_bad_containers(tmp_path):
