@@ -9,6 +9,7 @@ calls :func:`worker_main`. It prints one result line per (workload, mode), prefi
 """
 import argparse
 import json
+import platform
 import statistics
 import time
 import traceback
@@ -17,6 +18,19 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 RESULT_PREFIX = '@@bench '
+
+
+def cpu_model():
+    """The processor's name (from /proc/cpuinfo where there is one): which CPU a figure holds
+    for."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or 'unknown CPU'
 
 
 @dataclass(frozen=True)

@@ -19,21 +19,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import common
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 ZOO = ROOT / 'tests' / 'clients' / 'zoo.py'
 FIXTURES = ROOT / 'tests' / 'clients' / 'data' / 'zoo'
-
-
-def cpu_model():
-    try:
-        for line in open('/proc/cpuinfo'):
-            if line.startswith('model name'):
-                return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or 'unknown CPU'
 
 
 class Worker:
@@ -115,7 +106,7 @@ def main():
     for worker in workers.values():
         worker.close()
 
-    print(f'\n# Model zoo, hybridized forward, batch 1 ({cpu_model()}, '
+    print(f'\n# Model zoo, hybridized forward, batch 1 ({common.cpu_model()}, '
           f'{os.cpu_count()} cores, threads: {args.threads or "library default"})\n')
     print('| model | hybridlib ms | MXNet ms | ratio |')
     print('| --- | ---: | ---: | ---: |')
@@ -134,7 +125,7 @@ def main():
               f'(range {ratios[0]:.2f} to {ratios[-1]:.2f})')
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump({'cpu': cpu_model(), 'threads': args.threads, 'rows': rows}, f, indent=1)
+            json.dump({'cpu': common.cpu_model(), 'threads': args.threads, 'rows': rows}, f, indent=1)
 
 
 def _ms(result):

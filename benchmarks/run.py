@@ -39,15 +39,17 @@ MX_HYB = ('mxnet', 'hybridized')
 TORCH_EAGER = ('torch', 'eager')
 TORCH_JIT = ('torch', 'jit')
 NUMPY = ('numpy', 'floor')
+FLOOR = ('arithmetic', 'floor')  # FLOPs / the machine's sgemm rate (flops.py)
 MEMORY = 'memory'  # a target on peak memory rather than on time
 
 TITLES = {HL_IMP: 'hybridlib imperative', HL_HYB: 'hybridlib hybridized',
           MX_IMP: 'MXNet imperative', MX_HYB: 'MXNet hybridized',
-          TORCH_EAGER: 'torch eager', TORCH_JIT: 'torch jit', NUMPY: 'numpy floor'}
+          TORCH_EAGER: 'torch eager', TORCH_JIT: 'torch jit', NUMPY: 'numpy floor',
+          FLOOR: 'arithmetic floor'}
 SHORT = {HL_IMP: 'hl imp', HL_HYB: 'hl hyb', MX_IMP: 'mx imp', MX_HYB: 'mx hyb',
-         TORCH_EAGER: 'torch eager', TORCH_JIT: 'torch jit', NUMPY: 'numpy'}
+         TORCH_EAGER: 'torch eager', TORCH_JIT: 'torch jit', NUMPY: 'numpy', FLOOR: 'floor'}
 RATIO_SHORT = {HL_IMP: 'imp', TORCH_EAGER: 'eager', TORCH_JIT: 'jit'}
-PEERS = (HL_IMP, MX_IMP, MX_HYB, TORCH_EAGER, TORCH_JIT, NUMPY)  # what hl hyb is divided by
+PEERS = (HL_IMP, MX_IMP, MX_HYB, TORCH_EAGER, TORCH_JIT, NUMPY, FLOOR)  # what hl hyb is divided by
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,26 @@ def run_suite(args):
                 print(f'[{workload.name}] hybridlib {mode} peak memory: '
                       + (f'{megabytes:.1f} MB' if megabytes is not None else 'error'),
                       file=sys.stderr, flush=True)
+    for result in arithmetic_floor(args, env):
+        results.add(result)
     return workloads, results
+
+
+def arithmetic_floor(args, env):
+    """Result lines of the 'floor' column: each workload's FLOPs at the machine's sgemm rate
+    (flops.py, under this interpreter, which runs hybridlib)."""
+    command = [sys.executable, str(HERE / 'flops.py')] + (['--only', args.only] if args.only
+                                                          else []) + (['--quick'] if args.quick
+                                                                      else [])
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=HERE)
+    if done.returncode:
+        print(f'flops.py failed: {done.stderr[-500:]}', file=sys.stderr)
+        return []
+    counted = json.loads(done.stdout)
+    version = f"arithmetic floor: FLOPs / {counted['gflops']:.0f} GFLOP/s (numpy float32 sgemm)"
+    return [dict(workload=name, lib=FLOOR[0], mode=FLOOR[1], version=version,
+                 samples=[flops / (counted['gflops'] * 1e6)])
+            for name, flops in counted['flops'].items()]
 
 
 def format_ms(value):
@@ -229,7 +250,7 @@ def cell(results, workload, column):
 
 
 def time_table(workloads, results):
-    columns = [HL_IMP, HL_HYB, MX_IMP, MX_HYB, TORCH_EAGER, TORCH_JIT, NUMPY]
+    columns = [HL_IMP, HL_HYB, MX_IMP, MX_HYB, TORCH_EAGER, TORCH_JIT, NUMPY, FLOOR]
     headers = (['workload'] + [SHORT[c] for c in columns]
                + ['hyb/' + RATIO_SHORT.get(p, SHORT[p]) for p in PEERS])
     rows = [[w.name] + [cell(results, w.name, c) for c in columns]
@@ -264,11 +285,12 @@ def target_rows(workloads, results):
 def header(args, results, started):
     load = ' / '.join(f'{x:.1f}' for x in os.getloadavg()) if hasattr(os, 'getloadavg') else '?'
     lines = [f'command: python benchmarks/run.py {" ".join(sys.argv[1:])}',
-             f'started {started:%Y-%m-%d %H:%M} on {platform.machine()}, {os.cpu_count()} CPUs,'
+             f'started {started:%Y-%m-%d %H:%M} on {common.cpu_model()} ({platform.machine()}), '
+             f'{os.cpu_count()} CPUs,'
              f' load average {load} (1/5/15 min, at the end); threads: '
              + (str(args.threads) if args.threads else 'library defaults'),
              'libraries: ' + '; '.join(results.versions[lib] for lib in
-                                       ('hybridlib', 'mxnet', 'torch', 'numpy')
+                                       ('hybridlib', 'mxnet', 'torch', 'numpy', 'arithmetic')
                                        if lib in results.versions),
              f'median ms per call over {args.repeat * args.rounds} samples'
              + (' (--quick: one call per sample, smaller resnet inputs)' if args.quick else '')

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / 'benchmarks'
 
@@ -24,15 +26,19 @@ def test_runner_prints_the_tables(tmp_path):
     rows = [line for line in out.splitlines() if line.startswith('| mlp_b64_train ')]
     assert len(rows) == 2  # times and ratios, peak memory
     times = [cell.strip() for cell in rows[0].strip('|').split('|')]
-    hl_imp, hl_hyb, mx_imp, mx_hyb, eager, jit, floor = times[1:8]
+    hl_imp, hl_hyb, mx_imp, mx_hyb, eager, jit, floor, arithmetic = times[1:9]
     assert float(hl_imp) > 0 and float(hl_hyb) > 0 and float(floor) > 0
+    # 3 x 2 x 64 x (784 x 256 + 256 x 256 + 256 x 10) FLOPs at the machine's sgemm rate
+    assert 0 < float(arithmetic) < float(hl_hyb)
     assert mx_imp == mx_hyb == eager == jit == '-'  # peers not given: left out
     assert 'mlp_b64_train: hybridized / torch jit' in out  # the target, skipped
+    assert 'arithmetic floor: FLOPs / ' in out and ' on ' in out.splitlines()[3]
 
     raw = json.loads(raw_path.read_text())
     assert raw['errors'] == []
     assert {(t['lib'], t['mode']) for t in raw['times']} == {
-        ('hybridlib', 'imperative'), ('hybridlib', 'hybridized'), ('numpy', 'floor')}
+        ('hybridlib', 'imperative'), ('hybridlib', 'hybridized'), ('numpy', 'floor'),
+        ('arithmetic', 'floor')}
     assert {m['mode'] for m in raw['memory'] if m['peak_mb'] > 0} == {'imperative', 'hybridized'}
 
 
@@ -46,3 +52,11 @@ def test_every_gluon_workload_runs_on_hybridlib():
                                   'deep20_b1_infer', 'lenet_b16_infer', 'lenet_b64_train',
                                   'resnet18_b1_infer', 'resnet18_b8_train')
         for mode in ('imperative', 'hybridized')}
+
+
+def test_training_loop_runs_one_epoch():
+    pytest.importorskip('sklearn')
+    out = run('training_loop.py', '--epochs', '1', '--rounds', '1')
+    rows = [line for line in out.splitlines() if line.startswith('| imperative |')
+            or line.startswith('| hybridized |')]
+    assert len(rows) == 2 and all(float(r.split('|')[2]) > 0 for r in rows)
