@@ -125,7 +125,8 @@ def main():
               f'(range {ratios[0]:.2f} to {ratios[-1]:.2f})')
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump({'cpu': common.cpu_model(), 'threads': args.threads, 'rows': rows}, f, indent=1)
+            json.dump({'cpu': common.cpu_model(), 'threads': args.threads, 'rows': rows}, f,
+                      indent=1)
 
 
 def _ms(result):

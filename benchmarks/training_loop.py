@@ -11,7 +11,8 @@ batches of 64 and is timed from its first batch to its last; the libraries take 
 run, ``--rounds`` times, and the table gives the median seconds. The digits come from
 scikit-learn here (``pip install scikit-learn``) and reach the MXNet worker as a file.
 
-Worker mode (one run, one JSON line): ``--lib hybridlib|mxnet --data DIGITS.npz [--hybridize-loss]``.
+Worker mode (one run, one JSON line):
+``--lib hybridlib|mxnet --data DIGITS.npz [--hybridize-loss]``.
 """
 import argparse
 import importlib

@@ -381,10 +381,7 @@ Outcome = collections.namedtuple('Outcome', 'kind case seconds error')
 def run_case(fmt, files, case, folder):
     """The outcome of case ``case`` of format ``fmt`` (valid files ``files``)."""
     rng = random.Random(f'{fmt.name}:{case}')
-    mutated = fmt.mutate(files, rng)
-    for name, data in mutated.items():
-        with open(os.path.join(folder, name), 'wb') as f:
-            f.write(data)
+    _write(folder, fmt.mutate(files, rng))
     start = time.perf_counter()
     try:
         with _deadline(SLOW):

@@ -12,8 +12,8 @@ import numpy as np
 from ..base import AttributeParseError, np_dtype
 from ..context import Context
 
-__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Float', 'Bool', 'Str', 'Shape', 'FloatTuple', 'DType',
-           'Ctx', 'Any', 'format_value']
+__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Count', 'Float', 'Bool', 'Str',
+           'Shape', 'FloatTuple', 'DType', 'Ctx', 'Any', 'format_value']
 
 
 class _Required:
@@ -154,9 +154,11 @@ def _number(token):
     return int(token)
 
 
-def _shown(text, limit=80):
-    """``text`` for an error message, shortened."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f'... ({len(text)} characters)'
+def _shown(value, limit=80):
+    """``value`` for an error message: its repr, a long string shortened."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + f'... ({len(value)} characters)'
+    return repr(value)
 
 
 INT32_MAX = 2 ** 31 - 1     # MXNet's C++ int fields
@@ -192,6 +194,12 @@ class Int(Attr):
 
     def parse_value(self, value):
         return _integer(value, self.low, self.high)
+
+
+def Count(default=REQUIRED, doc='', high=INT32_MAX):
+    """A number of things (units, filters, outputs, arguments): an ``Int`` of at least 1 and, as
+    MXNet's C++ ``int`` fields, at most ``INT32_MAX`` (``high`` for its unsigned ones)."""
+    return Int(default, doc, low=1, high=high)
 
 
 class Float(Attr):
@@ -328,4 +336,4 @@ class Any(Attr):
 def parse_error(op_name, attr_name, value, attr, err):
     return AttributeParseError(
         f'operator {op_name}: attribute {attr_name!r} expects {attr.type_name}, '
-        f'got {_shown(value) if isinstance(value, str) else _shown(repr(value))[1:-1]} ({err})')
+        f'got {_shown(value)} ({err})')

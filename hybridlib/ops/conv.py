@@ -26,7 +26,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from . import conv_gpu
-from .attrs import INT32_MAX, Bool, Int, Shape, Str
+from .attrs import Bool, Count, Int, Shape, Str
 from .registry import BackwardNode, merge_shape, register, same_dtype, workspace
 
 __all__ = []
@@ -626,10 +626,10 @@ def _shares(xp, a, b):
 
 _TUNE = Str(None, choices=('fastest', 'limited_workspace', 'off'))
 _CONV_ATTRS = dict(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
-                   num_filter=Int(low=1, high=INT32_MAX), num_group=Int(1), workspace=Int(1024), no_bias=Bool(False),
+                   num_filter=Count(), num_group=Int(1), workspace=Int(1024), no_bias=Bool(False),
                    cudnn_tune=_TUNE, cudnn_off=Bool(False), layout=Str(None, choices=_CONV_LAYOUTS))
 _DECONV_ATTRS = dict(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
-                     adj=Shape(()), target_shape=Shape(()), num_filter=Int(low=1, high=INT32_MAX), num_group=Int(1),
+                     adj=Shape(()), target_shape=Shape(()), num_filter=Count(), num_group=Int(1),
                      workspace=Int(512), no_bias=Bool(True), cudnn_tune=_TUNE,
                      cudnn_off=Bool(False), layout=Str(None, choices=_CONV_LAYOUTS))
 

@@ -33,6 +33,7 @@ class _Taps:
     def __init__(self, geo, image, grid):
         self.image, self.grid = image, grid
         self._kept = {}     # the indices on each device
+        self.pad = geo.pad
         self.padded = tuple(n + 2 * p for n, p in zip(image, geo.pad))
         self.k, self.p, self.q = math.prod(geo.kernel), math.prod(grid), math.prod(image)
         nd = len(image)
@@ -92,8 +93,8 @@ def _padded(xp, taps, x):
         return x.reshape(n, c, -1)
     flat = workspace(xp, (n, c, math.prod(taps.padded)), x.dtype, part=_PADDED)
     flat[...] = 0
-    lo = tuple((p - i) // 2 for p, i in zip(taps.padded, taps.image))
-    inner = (slice(None), slice(None)) + tuple(slice(a, a + i) for a, i in zip(lo, taps.image))
+    inner = (slice(None), slice(None)) + tuple(slice(p, p + i)
+                                               for p, i in zip(taps.pad, taps.image))
     flat.reshape((n, c) + taps.padded)[inner] = x
     return flat
 

@@ -48,7 +48,7 @@ def _cast_scalar(value, dtype):
     """A Python number converted to ``dtype`` as C++'s ``static_cast`` does on x86 (300 -> uint8
     44, -2.7 -> int32 -2, nan -> int32 -2147483648)."""
     with np.errstate(all='ignore'):
-        return np.asarray(value, dtype=np.float64).astype(dtype)[()]
+        return c_cast(np, np.asarray(value, dtype=np.float64), np.dtype(dtype))[()]
 
 
 # numpy's own casts are the x86 conversions on x86 machines; elsewhere (ARM, CUDA) they saturate

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..base import NotSupportedError, ShapeError
-from .attrs import INT32_MAX, Bool, Float, Int
+from .attrs import Bool, Count, Float
 from .registry import (CLONE, ZEROS, BackwardNode, OpDef, broadcast_shape, merge_shape,
                        register, register_op, same_dtype, zero_gradient)
 from . import special
@@ -659,7 +659,7 @@ for _row in SCALAR:
 class add_n:
     """The sum of any number of arrays of the same shape."""
     variadic = 'num_args'
-    attrs = dict(num_args=Int(low=1, high=INT32_MAX))
+    attrs = dict(num_args=Count())
 
     def compute(xp, attrs, *args):
         out = args[0].copy()

@@ -5,7 +5,7 @@ Indices may be of any dtype; as in MXNet 1.9.1 they are truncated toward zero an
 ``[0, input_dim-1]``.
 """
 from ..base import DEFAULT_DTYPE
-from .attrs import INT32_MAX, Bool, DType, Int
+from .attrs import Bool, Count, DType
 from .gather import _VALUE_DTYPES, _check_dtype, _gradient_type, _int_index, _scatter_add
 from .registry import BackwardNode, merge_shape, register
 
@@ -19,7 +19,7 @@ def _embedding_check(attrs):
     _check_dtype(attrs.dtype, _VALUE_DTYPES)
 
 
-_EMBEDDING_ATTRS = dict(input_dim=Int(low=1, high=INT32_MAX), output_dim=Int(low=1, high=INT32_MAX), dtype=DType(DEFAULT_DTYPE),
+_EMBEDDING_ATTRS = dict(input_dim=Count(), output_dim=Count(), dtype=DType(DEFAULT_DTYPE),
                         sparse_grad=Bool(False))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from . import rng, special
-from .attrs import INT32_MAX, Bool, DType, Float, Int, Shape, Str
+from .attrs import Bool, Count, DType, Float, Int, Shape, Str
 from .elemwise import not_differentiable_twice
 from .registry import BackwardNode, get, merge_shape, normalize_axis, register, same_dtype
 
@@ -262,7 +262,7 @@ class FullyConnected:
     """
     inputs = ('data', 'weight', 'bias')
     list_inputs = _fc_inputs
-    attrs = dict(num_hidden=Int(low=1, high=INT32_MAX), no_bias=Bool(False), flatten=Bool(True))
+    attrs = dict(num_hidden=Count(), no_bias=Bool(False), flatten=Bool(True))
     backward_node = BackwardNode(('ograd0', 'in0', 'in1'))
 
     def specialise(xp, attrs, shapes, dtypes, is_train):

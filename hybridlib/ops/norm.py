@@ -37,7 +37,7 @@ import types
 import numpy as np
 
 from ..base import DTypeError, ShapeError
-from .attrs import INT32_MAX, UINT32_MAX, Bool, Float, Int, Str
+from .attrs import UINT32_MAX, Bool, Count, Float, Int, Str
 from .registry import (BackwardNode, LEGACY, add_gradients, merge_shape, normalize_axis, register,
                        workspace)
 
@@ -174,6 +174,14 @@ def _bn_layout(attrs, data):
     return axis, _bshape(len(data), axis, data[axis]), math.prod(data) // max(data[axis], 1)
 
 
+def _update_moving(moving_mean, moving_var, mean, var, momentum):
+    """``moving = moving * momentum + batch * (1 - momentum)``, in place."""
+    moving_mean *= momentum
+    moving_mean += mean * (1 - momentum)
+    moving_var *= momentum
+    moving_var += var * (1 - momentum)
+
+
 def _converted(xp, x, dtype, part):
     """x converted to ``dtype`` in the workspace: the float32 arithmetic of float16 data."""
     buf = workspace(xp, x.shape, dtype, part=part)
@@ -245,10 +253,7 @@ class BatchNorm:
             invstd = 1 / sqrt(var + eps)
             multiply(centred, (invstd if fix else gamma * invstd).reshape(bshape), out=centred)
             add(centred, beta.reshape(bshape), out=out)
-            moving_mean *= m
-            moving_mean += mean * (1 - m)
-            moving_var *= m
-            moving_var += var * (1 - m)
+            _update_moving(moving_mean, moving_var, mean, var, m)
             return out, mean, invstd
         return batch_norm_train
 
@@ -414,9 +419,11 @@ def _gpu_kernels(xp):
                                      'y = (g - c1 - (x - m) * c2) * s', 'bn_through'))
 
 
-def _gpu_layout(data, axis):
+def _gpu_plan(xp, data, axis):
+    """(the kernels, the (lead, C, rest) view of data, the (1, C, 1) shape of a channel
+    vector)."""
     c = data[axis]
-    return (math.prod(data[:axis]), c, -1), (1, c, 1)
+    return _gpu_kernels(xp), (math.prod(data[:axis]), c, -1), (1, c, 1)
 
 
 def _gpu_channel_sum(reduce, *args):
@@ -432,8 +439,7 @@ def _gpu_statistics(xp, kernels, x3, vec, count):
 
 def _gpu_batch_norm_train(xp, data, axis, count, eps, fix, momentum):
     """BatchNorm's training-mode body on a GPU: the CPU body's arithmetic in three kernels."""
-    kernels = _gpu_kernels(xp)
-    view, vec = _gpu_layout(data, axis)
+    kernels, view, vec = _gpu_plan(xp, data, axis)
 
     def batch_norm_train(x, gamma, beta, moving_mean, moving_var, out=None):
         if out is None:
@@ -444,18 +450,14 @@ def _gpu_batch_norm_train(xp, data, axis, count, eps, fix, momentum):
         scale = invstd if fix else gamma * invstd
         kernels.normalise(x3, mean.reshape(vec), scale.reshape(vec), beta.reshape(vec),
                           out.reshape(view))
-        moving_mean *= momentum
-        moving_mean += mean * (1 - momentum)
-        moving_var *= momentum
-        moving_var += var * (1 - momentum)
+        _update_moving(moving_mean, moving_var, mean, var, momentum)
         return out, mean, invstd
     return batch_norm_train
 
 
 def _gpu_backward_batch_norm(xp, data, axis, count, eps, fix, batch):
     """``_backward_BatchNorm``'s body on a GPU (same arithmetic as the CPU body)."""
-    kernels = _gpu_kernels(xp)
-    view, vec = _gpu_layout(data, axis)
+    kernels, view, vec = _gpu_plan(xp, data, axis)
 
     def backward_batch_norm(g, x, gamma, moving_mean, moving_var, out=None):
         if out is None:
@@ -607,7 +609,7 @@ class GroupNorm:
     """
     inputs = ('data', 'gamma', 'beta')
     backward_node = BackwardNode(('ograd0', 'in0', 'in1', 'out1', 'out2'))
-    attrs = dict(num_groups=Int(1, low=1, high=INT32_MAX), eps=Float(1e-5), output_mean_var=Bool(False))
+    attrs = dict(num_groups=Count(1), eps=Float(1e-5), output_mean_var=Bool(False))
     num_outputs = 3
     output_names = ('output', 'mean', 'std')
     infer_type = _same_dtypes(3)
@@ -766,7 +768,7 @@ class LRN:
     base ``knorm + alpha / nsize * sum_window(data^2)``), both (N, C, H, W).
     """
     inputs = ('data',)
-    attrs = dict(alpha=Float(1e-4), beta=Float(0.75), knorm=Float(2), nsize=Int(low=1, high=UINT32_MAX))
+    attrs = dict(alpha=Float(1e-4), beta=Float(0.75), knorm=Float(2), nsize=Count(high=UINT32_MAX))
     num_outputs = 2
     num_visible_outputs = 1
     infer_type = _same_dtypes(2)

@@ -21,7 +21,7 @@ import functools
 import numpy as np
 
 from ..base import ShapeError
-from .attrs import INT32_MAX, Bool, Float, Int, Shape, Str
+from .attrs import Bool, Count, Float, Int, Shape, Str
 from .conv import Geom, _check_rank, _deconv, _float_types, _kw, _shares
 from .registry import merge_shape, register
 
@@ -123,7 +123,7 @@ class UpSampling:
     """
     var_inits = {'weight': '["bilinear", {}]'}
     variadic = 'num_args'
-    attrs = dict(scale=Int(low=1, high=INT32_MAX), num_filter=Int(0), sample_type=Str(choices=('bilinear', 'nearest')),
+    attrs = dict(scale=Count(), num_filter=Int(0), sample_type=Str(choices=('bilinear', 'nearest')),
                  multi_input_mode=Str('concat', choices=('concat', 'sum')), num_args=Int(),
                  workspace=Int(512))
     check = _check_upsampling
@@ -185,7 +185,7 @@ class _backward_UpSampling:
     came from input i, summed over each input position's block (shape of input i).
     Its gradient is UpSampling of the head gradients."""
     variadic = 'num_args'
-    attrs = dict(scale=Int(low=1, high=INT32_MAX), multi_input_mode=Str('concat', choices=('concat', 'sum')),
+    attrs = dict(scale=Count(), multi_input_mode=Str('concat', choices=('concat', 'sum')),
                  num_args=Int())
     check = _check_upsampling
 

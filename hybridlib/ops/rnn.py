@@ -23,7 +23,7 @@ becomes ``lstm_state_clip_min``.
 import numpy as np
 
 from ..base import DTypeError, ShapeError
-from .attrs import UINT32_MAX, Bool, Float, Int, Str
+from .attrs import UINT32_MAX, Bool, Count, Float, Int, Str
 from .elemwise import not_differentiable_twice
 from .registry import get, merge_shape, normalize_axis, register
 from . import rng
@@ -33,8 +33,8 @@ __all__ = ['fused_layout']
 _GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}
 
 _RNN_ATTRS = dict(
-    state_size=Int(low=1, high=UINT32_MAX, doc='size of the state of each layer (H)'),
-    num_layers=Int(low=1, high=UINT32_MAX, doc='number of stacked layers (L)'),
+    state_size=Count(high=UINT32_MAX, doc='size of the state of each layer (H)'),
+    num_layers=Count(high=UINT32_MAX, doc='number of stacked layers (L)'),
     bidirectional=Bool(False, doc='a reverse direction in every layer (D = 2)'),
     mode=Str(choices=('gru', 'lstm', 'rnn_relu', 'rnn_tanh'), doc='the recurrent cell'),
     p=Float(0.0, doc='dropout rate on the outputs of every layer but the last (training)'),

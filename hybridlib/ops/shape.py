@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..base import ShapeError
-from .attrs import INT32_MAX, Bool, Int, Shape
+from .attrs import Bool, Count, Int, Shape
 from .registry import (BackwardNode, LEGACY, merge_shape, normalize_axis, register, same_dtype,
                        zero_gradient)
 
@@ -442,7 +442,7 @@ class Concat:
     """Join arrays along axis ``dim``; the other axes must agree.
     arg_i (..., c_i, ...) -> (..., sum c_i, ...)."""
     variadic = 'num_args'
-    attrs = dict(num_args=Int(low=1, high=INT32_MAX), dim=Int(1))
+    attrs = dict(num_args=Count(), dim=Int(1))
     infer_type = same_dtype
 
     def backward_node(attrs):
@@ -488,7 +488,7 @@ class stack:
     n arrays (d0, ..., dk) -> (d0, ..., n, ..., dk)."""
     variadic = 'num_args'
     backward_node = BackwardNode(('ograd0',))
-    attrs = dict(axis=Int(0), num_args=Int(low=1, high=INT32_MAX))
+    attrs = dict(axis=Int(0), num_args=Count())
     infer_type = same_dtype
 
     def compute(xp, attrs, *args):
@@ -567,7 +567,7 @@ class SliceChannel:
     data (..., d, ...) -> num_outputs x (..., d / num_outputs, ...)."""
     inputs = ('data',)
     backward_node = LEGACY
-    attrs = dict(num_outputs=Int(low=1, high=INT32_MAX), axis=Int(1), squeeze_axis=Bool(False))
+    attrs = dict(num_outputs=Count(), axis=Int(1), squeeze_axis=Bool(False))
     hint = 'split'
     infer_type = _split_type
     gradient = _split_gradient
