@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..base import DTypeError, ShapeError
-from . import conv_gpu
+from . import conv_gpu, conv_last, tuning
 from .attrs import Bool, Count, Int, Shape, Str
 from .registry import BackwardNode, merge_shape, register, same_dtype, workspace
 
@@ -527,15 +527,20 @@ def _conv_engine(xp, geo, groups, shape, f):
     if xp is not np:
         return conv_gpu.conv_engine(xp, geo, groups, shape, f, grid)
     depth = c // groups * math.prod(geo.kernel)
-    if depth <= _THIN_DEPTH:
-        return functools.partial(_conv_per_image, xp, geo, grid, weights,
-                                 (n, groups, depth, -1), outputs)
     win = _windows(geo, n, c, shape[2:], grid, f // groups)
-    if win.by_rows(f, groups):
-        return functools.partial(win.convolve_rows, xp, groups)
-    if n == 1 and not win.wide:
-        return functools.partial(_conv_windows_direct, xp, win, weights)
-    return functools.partial(_conv_windows, xp, win, weights)
+    if depth <= _THIN_DEPTH:
+        path = functools.partial(_conv_per_image, xp, geo, grid, weights, (n, groups, depth, -1),
+                                 outputs)
+    elif win.by_rows(f, groups):
+        path = functools.partial(win.convolve_rows, xp, groups)
+    elif n == 1 and not win.wide:
+        path = functools.partial(_conv_windows_direct, xp, win, weights)
+    else:
+        path = functools.partial(_conv_windows, xp, win, weights)
+    last = conv_last.conv if groups == 1 else \
+        conv_last.depthwise if groups == c and f % c == 0 else None
+    return _tuned(('Convolution', geo, groups, shape, f), path,
+                  last and conv_last.path(last, geo, n, c, shape[2:], grid))
 
 
 @functools.lru_cache(maxsize=256)
@@ -546,7 +551,9 @@ def _deconv_engine(xp, geo, groups, shape, f, image):
         return conv_gpu.deconv_engine(xp, geo, groups, shape, f, image)
     n, c = shape[:2]
     win = _windows(geo, n, f, image, shape[2:], c // groups)
-    return functools.partial(_deconv_windows, xp, win, groups)
+    return _tuned(('Deconvolution', geo, groups, shape, f, image),
+                  functools.partial(_deconv_windows, xp, win, groups),
+                  groups == 1 and conv_last.deconv_path(geo, n, c, f, image, shape[2:]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -560,7 +567,16 @@ def _wgrad_engine(xp, geo, groups, g_shape, x_shape):
     f = g_shape[1]
     win = _windows(geo, n, c, x_shape[2:], g_shape[2:], f // groups)
     large = f // groups * (c // groups) * math.prod(geo.kernel) > _SMALL_WEIGHT * n * win.p
-    return functools.partial(_wgrad_by_gradient if large else _wgrad_by_windows, xp, win, groups)
+    path = functools.partial(_wgrad_by_gradient if large else _wgrad_by_windows, xp, win, groups)
+    return _tuned(('wgrad', geo, groups, g_shape, x_shape), path, groups == 1 and conv_last.path(
+        conv_last.wgrad, geo, n, c, x_shape[2:], g_shape[2:]))
+
+
+def _tuned(key, path, last):
+    """The rule-based ``path`` alone where the channel-last engine (conv_last.py) has no path
+    ``last`` for the shapes, else the faster of the two on this machine, timed on the first
+    call."""
+    return tuning.Tuned(key, (path, last)) if last else path
 
 
 def _deconv(xp, x, w, geo, groups, image, out=None):

@@ -160,18 +160,38 @@ def _bn_infer_type(attrs, data, *params):
     return [data] + [pdt] * 4, [data, pdt, pdt]
 
 
-def _channel_sums(xp, x, axis):
-    """Per-channel sums of x along every axis but ``axis``, as two reductions over contiguous
-    runs (numpy is slow to reduce several strided axes at once)."""
-    lead = math.prod(x.shape[:axis])
-    return x.reshape(lead, x.shape[axis], -1).sum(axis=2).sum(axis=0)
+class _Rows:
+    """Data with its channel axis at ``axis`` as a (lead, C * rest) matrix: the axes before
+    the channel, and the channel with the axes after it. A per-channel vector repeated
+    ``rest`` times broadcasts along its rows, so that the elementwise passes run over long
+    contiguous rows (numpy's loops pay per row: a (1, C, 1, 1) operand makes rows of the
+    image width), and the per-channel sums are a product with a vector of ones (BLAS) and a
+    short reduction."""
+
+    def __init__(self, data, axis):
+        self.axis, self.lead, self.c = axis, math.prod(data[:axis]), data[axis]
+        self.rest = math.prod(data[axis + 1:])
+        self.count = self.lead * self.rest
+
+    def __call__(self, x):
+        return x.reshape(self.lead, -1)
+
+    def spread(self, xp, v):
+        """A (C,) vector as a (C * rest,) row."""
+        return xp.repeat(v, self.rest) if self.rest > 1 else v
+
+    def sums(self, xp, rows):
+        """Per-channel sums (C,) of a (lead, C * rest) matrix."""
+        total = xp.ones(self.lead, rows.dtype) @ rows
+        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
+
+    def dots(self, xp, a, b):
+        """Per-channel sums of ``a * b`` (two (lead, C * rest) matrices), without a temporary
+        the size of the data."""
+        total = xp.einsum('ij,ij->j', a, b)
+        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
 
 
-def _bn_layout(attrs, data):
-    """(channel axis, shape broadcasting a (C,) vector along it, elements per channel) of
-    BatchNorm on ``data``'s shape."""
-    axis = attrs.axis % len(data)
-    return axis, _bshape(len(data), axis, data[axis]), math.prod(data) // max(data[axis], 1)
 
 
 def _update_moving(moving_mean, moving_var, mean, var, momentum):
@@ -218,7 +238,8 @@ class BatchNorm:
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         data = tuple(shapes[0])
-        axis, bshape, count = _bn_layout(attrs, data)
+        rows = _Rows(data, attrs.axis % len(data))
+        axis, count = rows.axis, rows.count
         dtype, pdt = dtypes[0], dtypes[3]
         same = dtype == pdt     # else float16 data, computed in its float32 parameters' dtype
         eps, fix, m = attrs.eps, attrs.fix_gamma, attrs.momentum
@@ -231,9 +252,9 @@ class BatchNorm:
                     out = empty(data, dtype)
                 invstd = 1 / sqrt(moving_var + eps)
                 scale = invstd if fix else gamma * invstd
-                scaled = out if same else workspace(xp, data, pdt)
-                multiply(x, scale.reshape(bshape), out=scaled)
-                add(scaled, (beta - moving_mean * scale).reshape(bshape), out=out)
+                scaled = rows(out if same else workspace(xp, data, pdt))
+                multiply(rows(x), rows.spread(xp, scale), out=scaled)
+                add(scaled, rows.spread(xp, beta - moving_mean * scale), out=rows(out))
                 return out, moving_mean.copy(), invstd
             return batch_norm
 
@@ -241,18 +262,20 @@ class BatchNorm:
             return _gpu_batch_norm_train(xp, data, axis, count, eps, fix, m)
 
         # the batch statistics, which also update the moving ones
+
         def batch_norm_train(x, gamma, beta, moving_mean, moving_var, out=None):
             if out is None:
                 out = empty(data, dtype)
             if not same:
                 x = _converted(xp, x, pdt, part=1)
-            mean = _channel_sums(xp, x, axis) / count
-            centred = subtract(x, mean.reshape(bshape), out=out if same else x)
-            var = _channel_sums(xp, multiply(centred, centred, out=workspace(xp, data, pdt)),
-                                axis) / count
+            xr = rows(x)
+            mean = rows.sums(xp, xr) / count
+            centred = rows(out if same else x)
+            subtract(xr, rows.spread(xp, mean), out=centred)
+            var = rows.dots(xp, centred, centred) / count
             invstd = 1 / sqrt(var + eps)
-            multiply(centred, (invstd if fix else gamma * invstd).reshape(bshape), out=centred)
-            add(centred, beta.reshape(bshape), out=out)
+            centred *= rows.spread(xp, invstd if fix else gamma * invstd)
+            add(centred, rows.spread(xp, beta), out=rows(out))
             _update_moving(moving_mean, moving_var, mean, var, m)
             return out, mean, invstd
         return batch_norm_train
@@ -311,7 +334,8 @@ class _backward_BatchNorm:
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         data = tuple(shapes[1])
-        axis, bshape, count = _bn_layout(attrs, data)
+        rows = _Rows(data, attrs.axis % len(data))
+        axis, count = rows.axis, rows.count
         dtype, pdt = dtypes[1], dtypes[3]
         same = dtype == pdt     # else float16 data, computed in its float32 parameters' dtype
         batch = is_train and not attrs.use_global_stats
@@ -322,31 +346,35 @@ class _backward_BatchNorm:
 
         # per-channel sums of the gradient and of its product with the centred data, then one
         # scale of each (in the workspace)
+
         def backward_batch_norm(g, x, gamma, moving_mean, moving_var, out=None):
             if out is None:
                 out = empty(data, dtype)
             if not same:
                 g, x = _converted(xp, g, pdt, part=1), _converted(xp, x, pdt, part=2)
-            centred, tmp = workspace(xp, (2,) + data, pdt)
+            gr, xr = rows(g), rows(x)
+            centred = rows(workspace(xp, data, pdt))
             if batch:
-                mean = _channel_sums(xp, x, axis) / count
-                subtract(x, mean.reshape(bshape), out=centred)
-                var = _channel_sums(xp, multiply(centred, centred, out=tmp), axis) / count
+                mean = rows.sums(xp, xr) / count
+                subtract(xr, rows.spread(xp, mean), out=centred)
+                var = rows.dots(xp, centred, centred) / count
             else:
-                subtract(x, moving_mean.reshape(bshape), out=centred)
+                subtract(xr, rows.spread(xp, moving_mean), out=centred)
                 var = moving_var
             invstd = 1 / sqrt(var + eps)
-            dbeta = _channel_sums(xp, g, axis)
-            dgamma = _channel_sums(xp, multiply(g, centred, out=tmp), axis) * invstd
-            scale = (invstd if fix else gamma * invstd).reshape(bshape)
+            dbeta = rows.sums(xp, gr)
+            dgamma = rows.dots(xp, gr, centred) * invstd
+            scale = rows.spread(xp, invstd if fix else gamma * invstd)
+            through = rows(out if same else workspace(xp, data, pdt, part=3))
             if batch:       # through the batch statistics: minus the means of g and g * xhat
-                through = out if same else tmp
-                subtract(g, (dbeta / count).reshape(bshape), out=through)
-                centred *= (invstd * dgamma / count).reshape(bshape)
+                subtract(gr, rows.spread(xp, dbeta / count), out=through)
+                centred *= rows.spread(xp, invstd * dgamma / count)
                 through -= centred
-                multiply(through, scale, out=out)
+                through *= scale
             else:
-                multiply(g, scale, out=out)
+                multiply(gr, scale, out=through)
+            if not same:
+                out[...] = through.reshape(data)
             return out, xp.zeros_like(dgamma) if fix else dgamma, dbeta
         return backward_batch_norm
 

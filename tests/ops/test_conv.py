@@ -5,13 +5,15 @@ test_resize.py, which import the shared references and helpers from here).
 The references are plain loops over output positions written from MXNet's definitions; the
 tests at the end pin numbers and shapes taken from MXNet 1.9.1 itself.
 """
+import time
+
 import numpy as np
 import pytest
 
 import hybridlib as mx
 from hybridlib import autograd, nd, sym
 from hybridlib.base import AttributeParseError, DTypeError, NotSupportedError, ShapeError
-from hybridlib.ops import registry
+from hybridlib.ops import conv_last, registry, tuning
 from harness import Case, check_case
 
 
@@ -248,6 +250,8 @@ def _engine(conv, case):
         run = conv._deconv_engine(np, geo, groups, a, b[1] * groups, image)
     else:
         run = conv._wgrad_engine(np, geo, groups, a, b)
+    if isinstance(run, tuning.Tuned):       # the rule-based path is the first
+        run = run.paths[0]
     windows = [w for w in run.args if isinstance(w, conv._Windows)]
     return getattr(run.func, '__func__', run.func), windows
 
@@ -292,13 +296,122 @@ PATHS = {'per_image': dict(_THIN_DEPTH=10 ** 9),
          'windows': dict(_THIN_DEPTH=-1, _ROWS_MIN_DEPTH=10 ** 9)}
 
 
+def _forget(conv):
+    for engine in (conv._conv_engine, conv._deconv_engine, conv._wgrad_engine):
+        engine.cache_clear()
+    tuning.forget()
+
+
 @pytest.fixture
-def conv_engine():
-    """conv.py, its choices of paths forgotten before and after the test."""
+def conv_engine(monkeypatch):
+    """conv.py, its choices of paths forgotten before and after the test, and its rule-based
+    paths taken (not timed against the channel-last ones)."""
     from hybridlib.ops import conv
-    conv._conv_engine.cache_clear()
+    monkeypatch.setattr(tuning.Tuned, 'force', 0)
+    _forget(conv)
     yield conv
-    conv._conv_engine.cache_clear()
+    _forget(conv)
+
+
+@pytest.fixture
+def channel_last(monkeypatch):
+    """conv.py with the channel-last paths (conv_last.py) taken wherever they can be."""
+    from hybridlib.ops import conv
+    monkeypatch.setattr(tuning.Tuned, 'force', 1)
+    _forget(conv)
+    yield conv
+    _forget(conv)
+
+
+LAST_CASES = [  # (data, weight, attributes) of groups of one
+    ((2, 3, 5, 6), (4, 3, 3, 3), dict(pad=(1, 1))),
+    ((3, 16, 8, 8), (8, 16, 3, 3), dict(pad=(1, 1))),
+    ((2, 3, 7, 6), (4, 3, 3, 2), dict(pad=(1, 2), stride=(2, 1))),
+    ((1, 4, 9, 8), (5, 4, 3, 3), dict(pad=(0, 2), stride=(2, 3), dilate=(2, 1))),
+    ((2, 4, 9, 8), (5, 4, 2, 3), dict(pad=(2, 0), dilate=(1, 2))),      # flipped pad < 0
+    ((2, 3, 11), (4, 3, 3), dict(pad=(1,), stride=(2,))),
+    ((1, 3, 4, 6, 5), (2, 3, 2, 3, 2), dict(pad=(1, 1, 0), dilate=(2, 1, 1))),
+]
+
+
+def _convolved_by(conv, path, data, weight, attrs):
+    """Checks the convolution of a case by the channel-last ``path``; (x, w, geometry,
+    attributes, result) of the case."""
+    nd_ = len(weight) - 2
+    x, w = _fixed(data).astype(np.float32), _fixed(weight).astype(np.float32)
+    full = dict(dict(stride=(1,) * nd_, dilate=(1,) * nd_, num_group=1), **attrs,
+                kernel=weight[2:], num_filter=weight[0])
+    geo = conv.Geom(weight[2:], full['stride'], full['dilate'], full['pad'])
+    want = conv_ref(x.astype(np.float64), w.astype(np.float64), **full)
+    run = conv._conv_engine(np, geo, full['num_group'], data, weight[0])
+    assert run.paths[1].func is path
+    out = np.empty(want.shape, np.float32)
+    run(x, w, out)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+    return x, w, geo, full, want
+
+
+@pytest.mark.parametrize('data, weight, attrs', LAST_CASES)
+def test_channel_last_paths_agree(channel_last, data, weight, attrs):
+    """The channel-last paths of the convolution, its weight gradient and its transpose (by
+    scatter, or by the flipped convolution for stride 1) give the references' numbers."""
+    conv = channel_last
+    x, w, geo, full, want = _convolved_by(conv, conv_last.conv, data, weight, attrs)
+    g = _fixed(want.shape).astype(np.float32)
+    out = np.empty(weight, np.float32)
+    conv._wgrad_engine(np, geo, 1, want.shape, data)(g, x, out)
+    np.testing.assert_allclose(out, wgrad_ref(g.astype(np.float64), x.astype(np.float64),
+                                              **full), rtol=1e-4, atol=1e-4)
+    image = data[2:]
+    run = conv._deconv_engine(np, geo, 1, want.shape, data[1], image)
+    by_conv = set(full['stride']) == {1} and all(
+        d * (k - 1) >= p for k, d, p in zip(weight[2:], full['dilate'], full['pad']))
+    assert run.paths[1].func is (conv_last.deconv_by_conv if by_conv else conv_last.deconv)
+    out = np.empty(data, np.float32)
+    run(g, w, out)
+    want = deconv_ref(g.astype(np.float64), w.astype(np.float64),
+                      **dict(full, num_filter=data[1], adj=tuple(
+                          i - ((m - 1) * s + (k - 1) * d + 1 - 2 * p) for i, m, s, k, d, p in
+                          zip(image, want.shape[2:], full['stride'], weight[2:], full['dilate'],
+                              full['pad']))))
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('data, weight, attrs', [
+    ((2, 4, 7, 6), (8, 1, 3, 3), dict(pad=(1, 1), num_group=4)),
+    ((1, 3, 9, 8), (3, 1, 3, 2), dict(pad=(1, 0), stride=(2, 3), dilate=(1, 2), num_group=3)),
+    ((2, 3, 11), (6, 1, 3), dict(pad=(1,), stride=(2,), num_group=3)),
+    ((1, 2, 4, 5, 5), (2, 1, 2, 3, 3), dict(pad=(0, 1, 1), num_group=2)),
+])
+def test_depthwise_channel_last_path_agrees(channel_last, data, weight, attrs):
+    """The depthwise convolution by einsum over channel-last windows (C groups of M filters)
+    gives the reference's numbers."""
+    _convolved_by(channel_last, conv_last.depthwise, data, weight, attrs)
+
+
+def test_tuning_takes_the_faster_path_and_keeps_it(monkeypatch):
+    """A tuned engine times its paths on the first call and keeps the fastest, by key, for
+    every engine of the same key; HYBRIDLIB_TUNE=0 takes the first path untimed."""
+    calls = []
+
+    def path(name, seconds):
+        def run(a, b, out):
+            calls.append(name)
+            time.sleep(seconds)
+            out[0] = name
+        return run
+    monkeypatch.setattr(tuning, '_chosen', {})
+    out = [None]
+    tuned = tuning.Tuned('k', (path('slow', 0.02), path('fast', 0.0)))
+    tuned(1, 2, out)
+    assert out == ['fast'] and sorted(set(calls)) == ['fast', 'slow']
+    calls.clear()
+    tuning.Tuned('k', (path('slow', 0.02), path('fast', 0.0)))(1, 2, out)
+    assert calls == ['fast']
+    monkeypatch.setenv('HYBRIDLIB_TUNE', '0')
+    calls.clear()
+    tuning.Tuned('other', (path('slow', 0.02), path('fast', 0.0)))(1, 2, out)
+    assert calls == ['slow'] and out == ['slow']
 
 
 @pytest.mark.parametrize('path, data, weight, attrs',
