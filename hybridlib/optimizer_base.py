@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from . import autograd, profiler
 from . import ndarray as nd
 from .ops import registry
 
@@ -258,12 +259,16 @@ def _warn_float16(name):
 
 
 _PARSED = {}        # (operator, attribute values) -> parsed attributes
+_CHECKED = set()    # (operator, the inputs' contexts, shapes and dtypes) checked once
 
 
 def _fused(name, weight, *arrays, **attrs):
     """``nd.<name>(weight, *arrays, out=weight, **attrs)``: a fused update written straight
     into the weight, its attributes parsed once per distinct set (a step repeats them for
-    every parameter)."""
+    every parameter). An update's result has its weight's shape and dtype whatever the
+    attributes, so once the full call (``_invoke_into``: shape and dtype inference, contexts,
+    layout) has accepted a signature of inputs, later updates with that signature run the
+    operator's body straight away: the Python work of a step is a few checks per weight."""
     key = (name, tuple(attrs.items()))
     parsed = _PARSED.get(key)
     if parsed is None:
@@ -271,8 +276,29 @@ def _fused(name, weight, *arrays, **attrs):
             _PARSED.clear()
         op = registry.get(name)
         parsed = _PARSED[key] = (op, op.parse_attrs(attrs))
-    if nd._invoke_into(parsed[0], [weight, *arrays], parsed[1], weight) is None:
+    op, params = parsed
+    inputs = (weight,) + arrays
+    try:
+        datas = [x._data for x in inputs]
+        signature = (name,) + tuple((x._ctx, d.shape, d.dtype) for x, d in zip(inputs, datas))
+    except AttributeError:          # not NDArrays: the full call says what is wrong
+        signature = None
+    if signature in _CHECKED and weight._ctx.device_type == 'cpu' and not op.train_aware \
+            and _direct(datas):
+        op.compute(np, params, *datas, out=datas[0])
+        return
+    if nd._invoke_into(op, list(inputs), params, weight) is None:
         getattr(nd, name)(weight, *arrays, out=weight, **attrs)
+    elif signature is not None:
+        _CHECKED.add(signature)
+
+
+def _direct(datas):
+    """Whether an update may skip the full call: nothing recorded or profiled, the weight
+    C-contiguous and no other input sharing its memory."""
+    out = datas[0]
+    return not (autograd.is_recording() or profiler.active.imperative) and \
+        out.flags.c_contiguous and not any(np.may_share_memory(d, out) for d in datas[1:])
 
 
 def _zeros(weight, count=None, dtype=np.float32):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hybridlib as mx
-from hybridlib import nd, optimizer as opt
+from hybridlib import nd, optimizer as opt, optimizer_base
 from hybridlib.base import MXNetError, NotSupportedError
 from optimizer_rules import RULES
 
@@ -654,3 +654,35 @@ def test_adamw_decouples_weight_decay_as_pytorch():
         # the correction folded into the step scales epsilon by 1/sqrt(1 - beta2^t), as Adam
         w = w - 0.01 * 0.1 * w - 0.01 * m_hat / (np.sqrt(v_hat) + 1e-6 / np.sqrt(1 - 0.9 ** t))
         np.testing.assert_allclose(weight.asnumpy(), w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize('name, kwargs', [('sgd', {}), ('sgd', {'momentum': 0.9}),
+                                          ('adam', {'wd': 0.01, 'clip_gradient': 0.5})])
+def test_updates_after_the_first_skip_the_checks_and_give_the_same_numbers(name, kwargs):
+    """A fused update whose inputs' signature was accepted once runs its body straight away;
+    its numbers are those of the full call, and an input sharing the weight's memory or a
+    new signature still goes through the full call."""
+    rng = np.random.default_rng(3)
+    weights = [rng.standard_normal(s).astype(np.float32) for s in ((5, 4), (7,))]
+    grads = [rng.standard_normal(w.shape).astype(np.float32) for w in weights]
+
+    def train(full):
+        opt = mx.optimizer.create(name, learning_rate=0.1, **kwargs)
+        updater = mx.optimizer.get_updater(opt)
+        ws = [mx.nd.array(w) for w in weights]
+        for _ in range(3):
+            if full:
+                optimizer_base._CHECKED.clear()
+            updater(list(range(len(ws))), [mx.nd.array(g) for g in grads], ws)
+        return [w.asnumpy() for w in ws]
+    for fast, full in zip(train(False), train(True)):
+        np.testing.assert_array_equal(fast, full)
+    assert any(s[0].endswith('_update') for s in optimizer_base._CHECKED)
+    w = mx.nd.array(weights[0])
+    sgd = mx.optimizer.create('sgd', learning_rate=0.5)
+    for _ in range(2):      # the gradient is the weight: read before the write, every time
+        sgd.update(0, w, w, None)
+    np.testing.assert_allclose(w.asnumpy(), weights[0] * 0.25, rtol=1e-6)
+    w64 = mx.nd.array(weights[0], dtype='float64')
+    sgd.update(0, w64, mx.nd.ones(w64.shape, dtype='float64'), None)
+    np.testing.assert_allclose(w64.asnumpy(), weights[0].astype(np.float64) - 0.5, rtol=1e-6)

@@ -27,7 +27,8 @@ import numpy as np
 from ..base import DTypeError, ShapeError
 from . import conv_gpu, conv_last, tuning
 from .attrs import Bool, Count, Int, Shape, Str
-from .registry import BackwardNode, merge_shape, register, same_dtype, workspace
+from .registry import (BackwardNode, ChannelRows, merge_shape, register, same_dtype,
+                       workspace)
 
 __all__ = []
 
@@ -598,14 +599,15 @@ def _window_body(xp, run, shape, dtype, cl):
     empty = xp.empty
     nd = len(shape) - 2
     if not cl:
-        bias_shape = (1, -1) + (1,) * nd
+        rows = ChannelRows(shape, 1)
 
         def channel_first(a, b, bias=None, out=None):
             if out is None:
                 out = empty(shape, dtype)
             run(a, b, out)
             if bias is not None:
-                out += bias.reshape(bias_shape)
+                biased = rows(out)
+                biased += rows.spread(xp, bias)
             return out
         return channel_first
 
@@ -827,8 +829,8 @@ class _backward_Convolution_bias:
         return [data], [(data[_channel_axis(attrs, len(data))],)]
 
     def compute(xp, attrs, data):
-        axis = _channel_axis(attrs, data.ndim)
-        return data.sum(axis=tuple(i for i in range(data.ndim) if i != axis))
+        rows = ChannelRows(data.shape, _channel_axis(attrs, data.ndim))
+        return rows.sums(xp, rows(data))
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F._broadcast_Convolution_bias(ograds[0], inputs[0], **_kw(attrs))]

@@ -38,8 +38,8 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import UINT32_MAX, Bool, Count, Float, Int, Str
-from .registry import (BackwardNode, LEGACY, add_gradients, merge_shape, normalize_axis, register,
-                       workspace)
+from .registry import (BackwardNode, ChannelRows, LEGACY, add_gradients, merge_shape,
+                       normalize_axis, register, workspace)
 
 __all__ = []
 
@@ -160,40 +160,6 @@ def _bn_infer_type(attrs, data, *params):
     return [data] + [pdt] * 4, [data, pdt, pdt]
 
 
-class _Rows:
-    """Data with its channel axis at ``axis`` as a (lead, C * rest) matrix: the axes before
-    the channel, and the channel with the axes after it. A per-channel vector repeated
-    ``rest`` times broadcasts along its rows, so that the elementwise passes run over long
-    contiguous rows (numpy's loops pay per row: a (1, C, 1, 1) operand makes rows of the
-    image width), and the per-channel sums are a product with a vector of ones (BLAS) and a
-    short reduction."""
-
-    def __init__(self, data, axis):
-        self.axis, self.lead, self.c = axis, math.prod(data[:axis]), data[axis]
-        self.rest = math.prod(data[axis + 1:])
-        self.count = self.lead * self.rest
-
-    def __call__(self, x):
-        return x.reshape(self.lead, -1)
-
-    def spread(self, xp, v):
-        """A (C,) vector as a (C * rest,) row."""
-        return xp.repeat(v, self.rest) if self.rest > 1 else v
-
-    def sums(self, xp, rows):
-        """Per-channel sums (C,) of a (lead, C * rest) matrix."""
-        total = xp.ones(self.lead, rows.dtype) @ rows
-        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
-
-    def dots(self, xp, a, b):
-        """Per-channel sums of ``a * b`` (two (lead, C * rest) matrices), without a temporary
-        the size of the data."""
-        total = xp.einsum('ij,ij->j', a, b)
-        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
-
-
-
-
 def _update_moving(moving_mean, moving_var, mean, var, momentum):
     """``moving = moving * momentum + batch * (1 - momentum)``, in place."""
     moving_mean *= momentum
@@ -238,7 +204,7 @@ class BatchNorm:
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         data = tuple(shapes[0])
-        rows = _Rows(data, attrs.axis % len(data))
+        rows = ChannelRows(data, attrs.axis % len(data))
         axis, count = rows.axis, rows.count
         dtype, pdt = dtypes[0], dtypes[3]
         same = dtype == pdt     # else float16 data, computed in its float32 parameters' dtype
@@ -334,7 +300,7 @@ class _backward_BatchNorm:
 
     def specialise(xp, attrs, shapes, dtypes, is_train):
         data = tuple(shapes[1])
-        rows = _Rows(data, attrs.axis % len(data))
+        rows = ChannelRows(data, attrs.axis % len(data))
         axis, count = rows.axis, rows.count
         dtype, pdt = dtypes[1], dtypes[3]
         same = dtype == pdt     # else float16 data, computed in its float32 parameters' dtype

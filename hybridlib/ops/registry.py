@@ -198,6 +198,42 @@ def workspace(xp, shape, dtype, part=0):
     return buf[:size].reshape(shape)
 
 
+class ChannelRows:
+    """Data with its channel axis at ``axis`` as a (lead, C * rest) matrix: the axes before
+    the channel, and the channel with the axes after it. A per-channel vector repeated
+    ``rest`` times broadcasts along its rows, so that the elementwise passes run over long
+    contiguous rows (numpy's loops pay per row: a (1, C, 1, 1) operand makes rows of the
+    image width), and the per-channel sums are a product with a vector of ones (BLAS) and a
+    short reduction."""
+
+    def __init__(self, data, axis):
+        self.axis, self.lead, self.c = axis, math.prod(data[:axis]), data[axis]
+        self.rest = math.prod(data[axis + 1:])
+        self.count = self.lead * self.rest
+
+    def __call__(self, x):
+        return x.reshape(self.lead, -1)
+
+    def spread(self, xp, v):
+        """A (C,) vector as a (C * rest,) row."""
+        return xp.repeat(v, self.rest) if self.rest > 1 else v
+
+    def sums(self, xp, rows):
+        """Per-channel sums (C,) of a (lead, C * rest) matrix (float16 by numpy's sum, which
+        accumulates in float32)."""
+        if rows.dtype == np.float16:
+            total = rows.sum(axis=0)
+        else:
+            total = xp.ones(self.lead, rows.dtype) @ rows
+        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
+
+    def dots(self, xp, a, b):
+        """Per-channel sums of ``a * b`` (two float32 or float64 (lead, C * rest) matrices),
+        without a temporary the size of the data."""
+        total = xp.einsum('ij,ij->j', a, b)
+        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
+
+
 # ---------------------------------------------------------------------------------------------
 # MXNet's backward nodes, as a monitor names them
 # ---------------------------------------------------------------------------------------------
