@@ -6,6 +6,13 @@ and, in ``forward``, an optional ``sample_weight`` broadcast against the element
 before the reduction; the result has one value per sample: the mean (or sum, where MXNet sums)
 over every axis but ``batch_axis``.
 
+The losses defined here are compiled from the start (``hybridize()`` in ``Loss.__init__``):
+called on NDArrays, a training step then pays for one compiled graph instead of one
+imperative call per operator, with the same numbers. One whose input shapes keep changing
+(more than ``_AUTO_SHAPES`` of them) goes back to imperative; ``hybridize(...)`` called by the
+user decides from then on, and a subclass with its own ``hybrid_forward`` starts imperative,
+as in MXNet.
+
 Deliberate differences from MXNet, where MXNet has an obvious bug (same values otherwise):
 
 * ``L2Loss(weight=None)`` means weight 1 (MXNet fails computing ``None / 2``);
@@ -23,6 +30,7 @@ import math
 
 from .base import numeric_types
 from .block import HybridBlock, UsageError
+from .ndarray import NDArray
 
 __all__ = ['Loss', 'L2Loss', 'L1Loss', 'SigmoidBinaryCrossEntropyLoss', 'SigmoidBCELoss',
            'SoftmaxCrossEntropyLoss', 'SoftmaxCELoss', 'KLDivLoss', 'CTCLoss', 'HuberLoss',
@@ -70,6 +78,11 @@ def _check_weight(weight):
     return weight
 
 
+# input shapes a built-in loss keeps compiled graphs for, unless hybridized by the user: past
+# them it runs imperatively
+_AUTO_SHAPES = 16
+
+
 class Loss(HybridBlock):
     """Base class for losses.
 
@@ -85,6 +98,28 @@ class Loss(HybridBlock):
         super().__init__(**kwargs)
         self._weight = weight
         self._batch_axis = batch_axis
+        self._auto_shapes = None
+        if type(self).hybrid_forward.__module__ == __name__:
+            # the losses of this module are pure graphs of operators: compiled from the start,
+            # they give the imperative numbers at a fraction of the per-operator cost of a
+            # training step (a subclass with its own hybrid_forward stays imperative)
+            HybridBlock.hybridize(self)
+            self._auto_shapes = set()
+
+    def hybridize(self, *args, **kwargs):
+        self._auto_shapes = None        # the user's choice from now on
+        super().hybridize(*args, **kwargs)
+
+    def forward(self, x, *args):
+        seen = self._auto_shapes
+        if seen is not None and self._active and isinstance(x, NDArray):
+            key = tuple(getattr(a, 'shape', None) for a in (x,) + args)
+            if key not in seen:
+                seen.add(key)
+                if len(seen) > _AUTO_SHAPES:    # shapes keep changing: each costs a new plan
+                    self._auto_shapes = None
+                    HybridBlock.hybridize(self, active=False)
+        return super().forward(x, *args)
 
     def __repr__(self):
         return f'{type(self).__name__}(batch_axis={self._batch_axis}, w={self._weight})'

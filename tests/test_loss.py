@@ -310,6 +310,29 @@ def test_base_loss_needs_hybrid_forward():
         L.Loss(None, 0)(nd.ones((2, 3)))
 
 
+def test_builtin_losses_start_compiled_until_shapes_keep_changing():
+    """A built-in loss is compiled from the start (the numbers are the imperative ones:
+    test_hybridize); after more input shapes than it keeps graphs for it runs imperatively,
+    and a subclass with its own hybrid_forward or the user's hybridize(False) stays
+    imperative."""
+    loss = L.SoftmaxCrossEntropyLoss()
+    assert loss._active
+    for n in range(1, L._AUTO_SHAPES + 1):
+        loss(nd.ones((n, 3)), nd.zeros(n))
+    assert loss._active and loss._cached_graph
+    loss(nd.ones((L._AUTO_SHAPES + 1, 3)), nd.zeros(L._AUTO_SHAPES + 1))
+    assert not loss._active
+
+    class Custom(L.L2Loss):
+        def hybrid_forward(self, F, pred, label, sample_weight=None):
+            return F.mean(F.abs(pred - label), axis=self._batch_axis, exclude=True)
+    assert not Custom()._active
+    loss = L.L1Loss()
+    loss.hybridize(False)
+    loss(nd.ones((2, 3)), nd.zeros((2, 3)))
+    assert not loss._active and loss._auto_shapes is None
+
+
 def test_symbol_inputs_compose_a_graph():
     out = L.SoftmaxCELoss()(sym.var('pred'), sym.var('label'))
     assert isinstance(out, sym.Symbol)
