@@ -2,7 +2,7 @@
 DataLoader, Adam, BatchNorm, Dropout and an accuracy metric, hybridlib against MXNet 1.9.1.
 
 usage: python benchmarks/training_loop.py [--mxnet PYTHON] [--epochs 15] [--rounds 3]
-           [--threads N]
+           [--threads N] [--profile]
 
 The network (two 3x3 convolutions of 16 and 32 filters, each with BatchNorm and ReLU, 2x2 max
 pooling, Dense(64), Dropout(0.3), Dense(10)) is hybridized; the loss is imperative, or
@@ -11,8 +11,12 @@ batches of 64 and is timed from its first batch to its last; the libraries take 
 run, ``--rounds`` times, and the table gives the median seconds. The digits come from
 scikit-learn here (``pip install scikit-learn``) and reach the MXNet worker as a file.
 
+``--profile`` runs each library once more (loss imperative) under its operator profiler
+and prints the per-operator tables (hybridlib's: the hybridized graph's operators, each timed
+by itself) after the results.
+
 Worker mode (one run, one JSON line):
-``--lib hybridlib|mxnet --data DIGITS.npz [--hybridize-loss]``.
+``--lib hybridlib|mxnet --data DIGITS.npz [--hybridize-loss] [--profile]``.
 """
 import argparse
 import importlib
@@ -33,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 TRAIN = 1500
 
 
-def train(mx, data, epochs, hybridize_loss):
+def train(mx, data, epochs, hybridize_loss, profile=False):
     """The user's script: (seconds of training, training accuracy, test accuracy)."""
     gluon, nn = mx.gluon, mx.gluon.nn
     mx.random.seed(0)
@@ -54,6 +58,10 @@ def train(mx, data, epochs, hybridize_loss):
     dataset = gluon.data.ArrayDataset(mx.nd.array(images[:TRAIN]), mx.nd.array(labels[:TRAIN]))
     loader = gluon.data.DataLoader(dataset, batch_size=64, shuffle=True)
     metric = mx.metric.Accuracy()
+    if profile:
+        mx.profiler.set_config(profile_all=True, aggregate_stats=True,
+                               filename=os.path.join(tempfile.gettempdir(), 'profile.json'))
+        mx.profiler.set_state('run')
     start = time.perf_counter()
     for _ in range(epochs):
         metric.reset()
@@ -66,6 +74,10 @@ def train(mx, data, epochs, hybridize_loss):
             metric.update(y, out)
     mx.nd.waitall()
     seconds = time.perf_counter() - start
+    if profile:
+        mx.profiler.set_state('stop')
+        table = mx.profiler.dumps(sort_by='total')
+        print(table[table.find('operator'):], file=sys.stderr)
     test = mx.metric.Accuracy()
     test.update(mx.nd.array(labels[TRAIN:]), net(mx.nd.array(images[TRAIN:])))
     return seconds, metric.get()[1], test.get()[1]
@@ -74,7 +86,7 @@ def train(mx, data, epochs, hybridize_loss):
 def worker(args):
     mx = importlib.import_module(args.lib)
     seconds, train_acc, test_acc = train(mx, np.load(args.data), args.epochs,
-                                         args.hybridize_loss)
+                                         args.hybridize_loss, args.profile)
     print(json.dumps(dict(lib=args.lib, version=f'{args.lib} {mx.__version__}',
                           seconds=seconds, train_accuracy=train_acc, test_accuracy=test_acc)))
 
@@ -91,9 +103,10 @@ def digits(folder):
     return path
 
 
-def run(python, lib, data, args, hybridize_loss):
+def run(python, lib, data, args, hybridize_loss, profile=False):
     command = [python, str(HERE / 'training_loop.py'), '--lib', lib, '--data', data,
-               '--epochs', str(args.epochs)] + (['--hybridize-loss'] if hybridize_loss else [])
+               '--epochs', str(args.epochs)] + (['--hybridize-loss'] if hybridize_loss else []) \
+        + (['--profile'] if profile else [])
     env = dict(os.environ)
     if args.threads:
         for name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
@@ -101,7 +114,10 @@ def run(python, lib, data, args, hybridize_loss):
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode:
         raise SystemExit(f'{lib} failed:\n{done.stderr[-2000:]}')
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if profile:
+        result['profile'] = done.stderr.strip()
+    return result
 
 
 def main(args):
@@ -116,6 +132,8 @@ def main(args):
                     runs.setdefault((hybridize_loss, lib), []).append(result)
                     print(f"[loss {'hybridized' if hybridize_loss else 'imperative'}] {lib}: "
                           f"{result['seconds']:.2f} s", file=sys.stderr, flush=True)
+        profiles = [run(python, lib, data, args, False, profile=True)
+                    for lib, python in libs] if args.profile else []
     versions = '; '.join(runs[False, lib][0]['version'] for lib, _ in libs)
     print(f'## Training loop: digits CNN, {args.epochs} epochs ({common.cpu_model()}, '
           f'{os.cpu_count()} CPUs, threads: {args.threads or "library defaults"})\n')
@@ -133,6 +151,9 @@ def main(args):
         print(f"| {'hybridized' if hybridize_loss else 'imperative'} | {h:.2f} | "
               f"{'-' if m is None else f'{m:.2f}'} | {'-' if m is None else f'{h / m:.2f}'} | "
               f'{accuracy} |')
+    for result in profiles:
+        print(f"\n### {result['version']}: operators, loss imperative "
+              f"({result['seconds']:.2f} s profiled)\n\n```\n{result['profile']}\n```")
 
 
 def parse_args(argv=None):
@@ -141,6 +162,8 @@ def parse_args(argv=None):
     parser.add_argument('--epochs', type=int, default=15)
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--threads', type=int, help='OMP/OPENBLAS/MKL threads of every run')
+    parser.add_argument('--profile', action='store_true',
+                        help='print per-operator profiles of one more run of each library')
     parser.add_argument('--lib', help=argparse.SUPPRESS)
     parser.add_argument('--data', help=argparse.SUPPRESS)
     parser.add_argument('--hybridize-loss', action='store_true', help=argparse.SUPPRESS)

@@ -6,8 +6,11 @@ kernel offset ``k`` touch input position ``o * stride + k * dilate - pad``. Conv
 windows of the whole batch as one matrix (``_Windows``: im2col, copied once from a strided
 view) and one matmul per group; its transpose (Deconvolution, col2im) is a matmul and a
 scatter-add with one vectorised statement per kernel offset. On a GPU, the engines of
-conv_gpu.py gather every window at once instead. Channel-last layouts (NWC/NHWC/NDHWC) are
-computed on channel-first views.
+conv_gpu.py gather every window at once instead. On the CPU, where conv_last.py has a
+channel-last path for the shapes (groups of one, depthwise), the two are timed on the first
+call of each shape and the faster is kept (tuning.py): which wins depends on the image size,
+the channels and the machine. Channel-last layouts (NWC/NHWC/NDHWC) are computed on
+channel-first views.
 
 Gradients are written with registered operators only, so they differentiate again:
 Convolution's data gradient is a Deconvolution with the same weight (``adj`` restoring the
