@@ -2,26 +2,97 @@
 
 When several paths compute one operator for one set of shapes and no rule says which is faster
 on every CPU (it depends on the cache sizes, the BLAS and the vector width), ``Tuned`` runs each
-on the first call's own inputs and keeps the fastest for the rest of the process. The choice
-is remembered by the key of the shapes, apart from the engine caches, so that every later call
-with those shapes (imperative or compiled, from any thread) takes the same path and gives the
-same bits.
+on the first call's own inputs and keeps the fastest. The choice is remembered by the key of
+the shapes, apart from the engine caches, so that every later call with those shapes
+(imperative or compiled, from any thread) takes the same path and gives the same bits.
 
-``HYBRIDLIB_TUNE=0`` turns the timing off: the first path (the rule-based one) is taken.
+The choices are also kept in a file per machine and version (``HYBRIDLIB_TUNE_FILE``, by
+default ``tuning/<machine>.json`` in the data folder, ``$MXNET_HOME`` or ``~/.mxnet``), so
+that later processes take the paths the first one chose: a run repeats an earlier run's
+numbers to the bit, and skips the timing. ``HYBRIDLIB_TUNE_FILE=''`` keeps them in memory
+only; ``HYBRIDLIB_TUNE=0`` turns the timing off (the first path, the rule-based one, is
+taken).
 """
+import hashlib
+import json
 import os
+import platform
 import threading
 import time
+import warnings
+
+import numpy as np
+
+from .. import base
+from ..serialization import atomic_write
 
 __all__ = []
 
 _RUNS = 2   # timed runs of each path; the fastest counts
-_chosen = {}
+# the paths' order: a choice is an index, so a release that changes the paths of an engine
+# changes this, and the file with it
+_PATHS_VERSION = 1
 _lock = threading.Lock()
+_chosen = None      # repr(key) -> index of the path; loaded from the file on first use
 
 
 def enabled():
     return os.environ.get('HYBRIDLIB_TUNE', '1') != '0'
+
+
+def _machine():
+    """What the choices depend on: the CPU, its count, numpy's version and the paths'."""
+    model = platform.processor()
+    try:
+        with open('/proc/cpuinfo') as f:
+            model = next((line.split(':', 1)[1].strip() for line in f
+                          if line.startswith('model name')), model)
+    except OSError:
+        pass
+    text = f'{model}|{os.cpu_count()}|{platform.machine()}|{np.__version__}|{_PATHS_VERSION}'
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _file():
+    path = os.environ.get('HYBRIDLIB_TUNE_FILE')
+    if path is None:
+        path = os.path.join(base.data_dir(), 'tuning', f'{_machine()}.json')
+    return path or None
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            table = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(table, dict):
+        return {}
+    return {k: v for k, v in table.items() if isinstance(k, str) and type(v) is int}
+
+
+def _choices():
+    global _chosen
+    if _chosen is None:
+        path = _file()
+        _chosen = _read(path) if path else {}
+    return _chosen
+
+
+def _save(key, index):
+    """Add a choice to the file (merged with what other processes wrote meanwhile); a file
+    that cannot be written only costs the timing again in the next process."""
+    path = _file()
+    if not path:
+        return
+    try:
+        table = _read(path)
+        table[key] = index
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(path, json.dumps(table, sort_keys=True, indent=0).encode())
+    except OSError as err:
+        warnings.warn(f'hybridlib could not keep its choice of engine paths in {path}: {err}',
+                      stacklevel=4)
 
 
 class Tuned:
@@ -32,9 +103,10 @@ class Tuned:
     force = None
 
     def __init__(self, key, paths):
-        self.key, self.paths = key, tuple(paths)
-        index = _chosen.get(key)
-        self.run = None if index is None else self.paths[index]
+        self.key, self.paths = repr(key), tuple(paths)
+        with _lock:
+            index = _choices().get(self.key)
+        self.run = self.paths[index] if index is not None and index < len(self.paths) else None
 
     def __call__(self, a, b, out):
         run = self.run
@@ -44,10 +116,13 @@ class Tuned:
 
     def _choose(self, a, b, out):
         with _lock:
-            index = _chosen.get(self.key)
-            if index is None:
+            chosen = _choices()
+            index = chosen.get(self.key)
+            if index is None or index >= len(self.paths):
                 index = self._time(a, b, out)
-                _chosen[self.key] = index
+                chosen[self.key] = index
+                if self.force is None and len(self.paths) > 1 and enabled():
+                    _save(self.key, index)
             self.run = self.paths[index]
         return self.run
 
@@ -68,6 +143,7 @@ class Tuned:
 
 
 def forget():
-    """Forget every choice (tests that force paths)."""
+    """Forget every choice made in this process (tests that force paths); the file stays."""
+    global _chosen
     with _lock:
-        _chosen.clear()
+        _chosen = {}

@@ -5,6 +5,7 @@ test_resize.py, which import the shared references and helpers from here).
 The references are plain loops over output positions written from MXNet's definitions; the
 tests at the end pin numbers and shapes taken from MXNet 1.9.1 itself.
 """
+import json
 import time
 
 import numpy as np
@@ -401,6 +402,7 @@ def test_tuning_takes_the_faster_path_and_keeps_it(monkeypatch):
             out[0] = name
         return run
     monkeypatch.setattr(tuning, '_chosen', {})
+    monkeypatch.setenv('HYBRIDLIB_TUNE_FILE', '')
     out = [None]
     tuned = tuning.Tuned('k', (path('slow', 0.02), path('fast', 0.0)))
     tuned(1, 2, out)
@@ -412,6 +414,39 @@ def test_tuning_takes_the_faster_path_and_keeps_it(monkeypatch):
     calls.clear()
     tuning.Tuned('other', (path('slow', 0.02), path('fast', 0.0)))(1, 2, out)
     assert calls == ['slow'] and out == ['slow']
+
+
+def test_tuning_choices_are_kept_in_a_file_for_later_processes(monkeypatch, tmp_path):
+    """A choice is written to HYBRIDLIB_TUNE_FILE (merged with what is there) and a later
+    process takes it without timing; an unreadable file or an index past the paths is timed
+    again."""
+    path = tmp_path / 'tuning' / 'machine.json'
+    monkeypatch.setenv('HYBRIDLIB_TUNE_FILE', str(path))
+    monkeypatch.setattr(tuning, '_chosen', None)
+    calls = []
+
+    def path_(name, seconds):
+        def run(a, b, out):
+            calls.append(name)
+            time.sleep(seconds)
+        return run
+    tuning.Tuned(('conv', (3, 3)), (path_('slow', 0.02), path_('fast', 0.0)))(1, 2, [None])
+    assert json.loads(path.read_text()) == {"('conv', (3, 3))": 1}
+    monkeypatch.setattr(tuning, '_chosen', None)        # a new process
+    calls.clear()
+    tuning.Tuned(('conv', (3, 3)), (path_('slow', 0.02), path_('fast', 0.0)))(1, 2, [None])
+    assert calls == ['fast']
+    path.write_text('{"x": 5, "y": "no"')
+    monkeypatch.setattr(tuning, '_chosen', None)
+    calls.clear()
+    tuning.Tuned('x', (path_('fast', 0.0), path_('slow', 0.02)))(1, 2, [None])
+    assert sorted(set(calls)) == ['fast', 'slow']
+    assert json.loads(path.read_text()) == {"'x'": 0}
+    path.write_text('{"\'y\'": 7}')
+    monkeypatch.setattr(tuning, '_chosen', None)
+    calls.clear()
+    tuning.Tuned('y', (path_('fast', 0.0), path_('slow', 0.02)))(1, 2, [None])
+    assert sorted(set(calls)) == ['fast', 'slow']
 
 
 @pytest.mark.parametrize('path, data, weight, attrs',
