@@ -199,39 +199,52 @@ def workspace(xp, shape, dtype, part=0):
 
 
 class ChannelRows:
-    """Data with its channel axis at ``axis`` as a (lead, C * rest) matrix: the axes before
-    the channel, and the channel with the axes after it. A per-channel vector repeated
-    ``rest`` times broadcasts along its rows, so that the elementwise passes run over long
-    contiguous rows (numpy's loops pay per row: a (1, C, 1, 1) operand makes rows of the
-    image width), and the per-channel sums are a product with a vector of ones (BLAS) and a
-    short reduction."""
+    """Data with its channel axis at ``axis`` as (lead, C, rest): the axes before the channel,
+    the channel, the axes after it; per-channel vectors are ``spread`` to broadcast along it.
+
+    numpy's loops pay per row of the innermost axis, so broadcasting a (C, 1) column along
+    short rows (BatchNorm's (1, C, 1, 1) on small images) costs more than the arithmetic.
+    Where the rows are short against the lead (``rest < _ROW_COST * lead``: the repeated
+    vector is small beside the data), the vector is repeated ``rest`` times instead, and the
+    passes run over rows of C * rest; where rows are long (a batch of one large image) the
+    column broadcasts along them as it is. Per-channel sums are a product with a vector of ones
+    (BLAS) and a short reduction."""
 
     def __init__(self, data, axis):
         self.axis, self.lead, self.c = axis, math.prod(data[:axis]), data[axis]
         self.rest = math.prod(data[axis + 1:])
         self.count = self.lead * self.rest
+        self.repeat = 1 < self.rest < _ROW_COST * self.lead
 
     def __call__(self, x):
-        return x.reshape(self.lead, -1)
+        return x.reshape(self.lead, self.c, self.rest)
 
     def spread(self, xp, v):
-        """A (C,) vector as a (C * rest,) row."""
-        return xp.repeat(v, self.rest) if self.rest > 1 else v
+        """A (C,) vector as (C, rest) or (C, 1), broadcasting against (lead, C, rest)."""
+        return xp.repeat(v, self.rest).reshape(self.c, self.rest) if self.repeat else \
+            v.reshape(self.c, 1)
 
     def sums(self, xp, rows):
-        """Per-channel sums (C,) of a (lead, C * rest) matrix (float16 by numpy's sum, which
+        """Per-channel sums (C,) of (lead, C, rest) rows (float16 by numpy's sum, which
         accumulates in float32)."""
         if rows.dtype == np.float16:
             total = rows.sum(axis=0)
         else:
-            total = xp.ones(self.lead, rows.dtype) @ rows
-        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
+            total = xp.ones(self.lead, rows.dtype) @ rows.reshape(self.lead, self.c * self.rest)
+        return total.reshape(self.c, self.rest).sum(axis=1)
 
     def dots(self, xp, a, b):
-        """Per-channel sums of ``a * b`` (two float32 or float64 (lead, C * rest) matrices),
-        without a temporary the size of the data."""
-        total = xp.einsum('ij,ij->j', a, b)
-        return total.reshape(self.c, self.rest).sum(axis=1) if self.rest > 1 else total
+        """Per-channel sums of ``a * b`` (float32 or float64 (lead, C, rest) rows), without a
+        temporary the size of the data."""
+        shape = (self.lead, self.c * self.rest)
+        total = xp.einsum('ij,ij->j', a.reshape(shape), b.reshape(shape))
+        return total.reshape(self.c, self.rest).sum(axis=1)
+
+
+# what a row costs numpy's loops against an element of arithmetic (measured: a (1, C, 1, 1)
+# operand on 8x8 images made a pass 4x slower), so a vector repeated ``rest`` times, at about
+# one element per element, pays while ``rest`` is below this many times the lead
+_ROW_COST = 40
 
 
 # ---------------------------------------------------------------------------------------------
