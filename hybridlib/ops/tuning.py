@@ -32,7 +32,7 @@ _RUNS = 2   # timed runs of each path; the fastest counts
 # the paths' order: a choice is an index, so a release that changes the paths of an engine
 # changes this, and the file with it
 _PATHS_VERSION = 1
-_lock = threading.Lock()
+_lock = threading.RLock()     # re-entrant: a path timed under it may make engines too
 _chosen = None      # repr(key) -> index of the path; loaded from the file on first use
 
 
