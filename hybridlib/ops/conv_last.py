@@ -10,7 +10,8 @@ channels (8x8 to 16x16 with 16 to 64), slower for large images, where conv.py's 
 where it pays depends on the machine, so conv.py times both (tuning.py).
 
 The paths keep conv.py's engine signatures: ``path(a, b, out)`` on channel-first arrays and a
-C-contiguous out. Groups of one only.
+C-contiguous out. Groups of one, and depthwise convolutions (``depthwise``: as many groups as
+channels).
 """
 import functools
 import itertools
