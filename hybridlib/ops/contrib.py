@@ -72,6 +72,24 @@ def _stable_order(xp, key):
     return xp.argsort(key, axis=-1, kind='stable')
 
 
+def _stable_top(xp, key, k):
+    """The first k of ``_stable_order(key)`` for (B, N) keys: where k is below N, only the
+    keys up to each row's k-th smallest are sorted (box_nms takes its top 400 of tens of
+    thousands of anchors). A row whose selection comes short (NaN keys) is sorted whole."""
+    n = key.shape[-1]
+    if k >= n:
+        return _stable_order(xp, key)[..., :k]
+    kth = xp.partition(key, k - 1, axis=-1)[:, k - 1]
+    rows = []
+    for b in range(key.shape[0]):
+        chosen = xp.nonzero(key[b] <= kth[b])[0]
+        if chosen.size < k:
+            rows.append(_stable_order(xp, key[b])[:k])
+        else:
+            rows.append(chosen[_stable_order(xp, key[b][chosen])][:k])
+    return xp.stack(rows) if rows else xp.zeros((0, k), dtype=np.int64)
+
+
 def _gather_rows(xp, rows, order):
     """``rows[b, order[b, i]]`` for (B, N, W) rows and (B, N) order."""
     return xp.take_along_axis(rows, order[..., None], axis=1)
@@ -81,13 +99,13 @@ def _corner_iou(xp, a, b, empty='<='):
     """IoU of corner boxes broadcast against each other (MultiBoxDetection's and
     MultiBoxTarget's formula): 0 where the union is ``<= 0`` (``empty='=='``: where it is 0, as
     MultiBoxTarget's safe division)."""
-    w = xp.maximum(xp.minimum(a[..., 2], b[..., 2]) - xp.maximum(a[..., 0], b[..., 0]), 0)
-    h = xp.maximum(xp.minimum(a[..., 3], b[..., 3]) - xp.maximum(a[..., 1], b[..., 1]), 0)
-    inter = w * h
-    union = ((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
-             + (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]) - inter)
-    none = union <= 0 if empty == '<=' else union == 0
-    with np.errstate(all='ignore'):
+    with np.errstate(all='ignore'):     # NaN and infinite coordinates
+        w = xp.maximum(xp.minimum(a[..., 2], b[..., 2]) - xp.maximum(a[..., 0], b[..., 0]), 0)
+        h = xp.maximum(xp.minimum(a[..., 3], b[..., 3]) - xp.maximum(a[..., 1], b[..., 1]), 0)
+        inter = w * h
+        union = ((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
+                 + (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]) - inter)
+        none = union <= 0 if empty == '<=' else union == 0
         return xp.where(none, 0, inter / xp.where(none, 1, union))
 
 
@@ -95,21 +113,30 @@ def _greedy_nms(xp, alive, suppresses):
     """Greedy non-maximum suppression over ranked boxes.
 
     ``alive`` (B, K) bool: the candidates, in rank order. In each image b, the best candidate
-    left is kept and removes the later ones for which ``suppresses(b, r, later)`` (a bool per
-    rank in ``later``, the candidates after r still left) is true, until none is left. Returns
-    the kept boxes. A removed box is never compared again, so the work follows the boxes kept
-    image by image (a batch of detections keeps few of its thousands of anchors).
+    left is kept and removes the later ones for which ``suppresses(b, a, later)`` is true (a
+    bool per pair of ranks, broadcasting ``a`` against ``later``), until none is left. Returns
+    the kept boxes. Up to ``_PAIRS_LIMIT`` candidates, every pair of an image is compared at
+    once (the same arithmetic per pair) and the loop only indexes that table; past it, each
+    kept box is compared with the candidates still left, so the work follows the boxes kept.
     """
     kept = xp.zeros_like(alive)
+    k = alive.shape[1]
+    every = xp.arange(k)
     for b in range(alive.shape[0]):
         left = xp.nonzero(alive[b])[0]
+        pairs = suppresses(b, every[:, None], every[None, :]) \
+            if 1 < left.size and k <= _PAIRS_LIMIT else None
         while left.size:
             r = int(left[0])
             kept[b, r] = True
             left = left[1:]
             if left.size:
-                left = left[~suppresses(b, r, left)]
+                left = left[~(suppresses(b, r, left) if pairs is None else pairs[r, left])]
     return kept
+
+
+# candidates up to which NMS compares every pair at once ((K, K) values: 16 MiB at 2048)
+_PAIRS_LIMIT = 2048
 
 
 # -------------------------------------------------------------------------------------------------
@@ -403,10 +430,10 @@ def _detection_nms(xp, attrs, rows, nkeep):
     boxes = rows[:, :k, 2:6]
     threshold = np.float32(attrs.nms_threshold).astype(rows.dtype)
 
-    def suppresses(b, r, later):
-        hit = _corner_iou(xp, boxes[b, r], boxes[b, later]) >= threshold
+    def suppresses(b, a, later):
+        hit = _corner_iou(xp, boxes[b, a], boxes[b, later]) >= threshold
         if not attrs.force_suppress:
-            hit &= ids[b, later] == ids[b, r]
+            hit &= ids[b, later] == ids[b, a]
         return hit
 
     alive = (ids >= 0) & (xp.arange(k)[None, :] < nkeep[:, None])
@@ -605,18 +632,18 @@ def _nms_rows(xp, attrs, data):
     if attrs.id_index >= 0:
         valid &= data[..., attrs.id_index] != data.dtype.type(attrs.background_id)
     # valid boxes by descending score, ties in index order, as MXNet's stable sorts
-    order = _stable_order(xp, xp.where(valid, -score, xp.inf))[:, :topk]
+    order = _stable_top(xp, xp.where(valid, -score, xp.inf), topk)
     candidate = xp.take_along_axis(valid, order, axis=1)
     boxes = xp.take_along_axis(data, order[..., None], axis=1)
     coords = boxes[..., attrs.coord_start:attrs.coord_start + 4]
     ids = _c_int(xp, boxes[..., attrs.id_index]) if attrs.id_index >= 0 else None
     threshold = np.float32(attrs.overlap_thresh)
 
-    def suppresses(b, r, later):
-        iou = _box_iou(xp, coords[b, r], coords[b, later], attrs.in_format, zero_apart=False)
+    def suppresses(b, a, later):
+        iou = _box_iou(xp, coords[b, a], coords[b, later], attrs.in_format, zero_apart=False)
         hit = iou > threshold
         if ids is not None and not attrs.force_suppress:
-            hit &= ids[b, later] == ids[b, r]
+            hit &= ids[b, later] == ids[b, a]
         return hit
 
     kept = _greedy_nms(xp, candidate, suppresses)

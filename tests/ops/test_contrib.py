@@ -814,3 +814,33 @@ def test_ssd_style_graph_hybridizes():
     for _ in range(2):
         for got, want in zip(net(feat, label), expected):
             np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_box_nms_shortcuts_keep_the_per_box_numbers(monkeypatch):
+    """box_nms sorts only the keys up to each row's top k, and compares every pair of
+    candidates at once below _PAIRS_LIMIT: the kept rows are those of the full stable sort and
+    the comparison box by box, with ties, NaN scores, classes and both formats."""
+    from hybridlib.ops import contrib, registry
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        key = rng.integers(0, 9, (2, int(rng.integers(1, 80)))).astype(np.float32)
+        key[:, ::3] = np.inf
+        key[0, ::4] = np.nan
+        k = int(rng.integers(1, key.shape[1] + 1))
+        np.testing.assert_array_equal(contrib._stable_top(np, key, k),
+                                      contrib._stable_order(np, key)[:, :k])
+    op = registry.get('_contrib_box_nms')
+    for trial in range(60):
+        data = rng.random((2, int(rng.integers(1, 120)), 6)).astype(np.float32)
+        data[..., 0] = rng.integers(-1, 3, data.shape[:2])
+        data[..., 1] = np.round(data[..., 1], 1)
+        data[0, ::5, 1] = np.nan
+        data[..., 4:] = data[..., 2:4] + rng.random(data.shape[:2] + (2,)) * 0.5
+        attrs = op.parse_attrs(dict(
+            overlap_thresh=0.4, valid_thresh=0.1, topk=[-1, 3, 40][trial % 3],
+            id_index=[-1, 0][trial % 2], force_suppress=trial % 4 == 1,
+            in_format=['corner', 'center'][trial % 5 == 0]))
+        pairs = contrib._nms_rows(np, attrs, data)
+        monkeypatch.setattr(contrib, '_PAIRS_LIMIT', 0)
+        np.testing.assert_array_equal(pairs, contrib._nms_rows(np, attrs, data))
+        monkeypatch.undo()
