@@ -115,28 +115,36 @@ def _greedy_nms(xp, alive, suppresses):
     ``alive`` (B, K) bool: the candidates, in rank order. In each image b, the best candidate
     left is kept and removes the later ones for which ``suppresses(b, a, later)`` is true (a
     bool per pair of ranks, broadcasting ``a`` against ``later``), until none is left. Returns
-    the kept boxes. Up to ``_PAIRS_LIMIT`` candidates, every pair of an image is compared at
-    once (the same arithmetic per pair) and the loop only indexes that table; past it, each
-    kept box is compared with the candidates still left, so the work follows the boxes kept.
+    the kept boxes.
+
+    The candidates are compared in blocks: the next few left against all left, in one call
+    (the same arithmetic per pair), then the block is walked in order. An image with at most
+    ``_PAIRS_LIMIT`` candidates is one block; otherwise a block doubles while most of it is
+    kept (few calls where little is suppressed) and halves while most of it is suppressed
+    (little wasted on boxes an earlier one removes).
     """
     kept = xp.zeros_like(alive)
-    k = alive.shape[1]
-    every = xp.arange(k)
     for b in range(alive.shape[0]):
         left = xp.nonzero(alive[b])[0]
-        pairs = suppresses(b, every[:, None], every[None, :]) \
-            if 1 < left.size and k <= _PAIRS_LIMIT else None
+        size = 8
         while left.size:
-            r = int(left[0])
-            kept[b, r] = True
-            left = left[1:]
-            if left.size:
-                left = left[~(suppresses(b, r, left) if pairs is None else pairs[r, left])]
+            m = left.size if left.size <= _PAIRS_LIMIT else min(size, left.size)
+            table = suppresses(b, left[:m, None], left[None, :])
+            gone = xp.zeros(left.size, dtype=bool)
+            count = 0
+            for i in range(m):
+                if not gone[i]:
+                    kept[b, left[i]] = True
+                    gone[i + 1:] |= table[i, i + 1:]
+                    count += 1
+            left = left[m:][~gone[m:]]
+            size = min(2 * size, max(_PAIRS_LIMIT, 1)) if 2 * count >= m else \
+                max(size // 2, 1)
     return kept
 
 
-# candidates up to which NMS compares every pair at once ((K, K) values: 16 MiB at 2048)
-_PAIRS_LIMIT = 2048
+# candidates of an image up to which NMS compares every pair at once (a few milliseconds)
+_PAIRS_LIMIT = 512
 
 
 # -------------------------------------------------------------------------------------------------
