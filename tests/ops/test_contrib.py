@@ -817,9 +817,9 @@ def test_ssd_style_graph_hybridizes():
 
 
 def test_box_nms_shortcuts_keep_the_per_box_numbers(monkeypatch):
-    """box_nms sorts only the keys up to each row's top k, and compares every pair of
-    candidates at once below _PAIRS_LIMIT: the kept rows are those of the full stable sort and
-    the comparison box by box, with ties, NaN scores, classes and both formats."""
+    """box_nms sorts only the keys up to each row's top k, and compares candidates in blocks
+    (all at once below _PAIRS_LIMIT): the kept rows are those of the full stable sort and the
+    comparison box by box, with ties, NaN scores, classes and both formats."""
     from hybridlib.ops import contrib, registry
     rng = np.random.default_rng(5)
     for _ in range(60):
@@ -841,6 +841,7 @@ def test_box_nms_shortcuts_keep_the_per_box_numbers(monkeypatch):
             id_index=[-1, 0][trial % 2], force_suppress=trial % 4 == 1,
             in_format=['corner', 'center'][trial % 5 == 0]))
         pairs = contrib._nms_rows(np, attrs, data)
-        monkeypatch.setattr(contrib, '_PAIRS_LIMIT', 0)
-        np.testing.assert_array_equal(pairs, contrib._nms_rows(np, attrs, data))
+        for limit in (0, 4):        # box by box; blocks that grow and shrink
+            monkeypatch.setattr(contrib, '_PAIRS_LIMIT', limit)
+            np.testing.assert_array_equal(pairs, contrib._nms_rows(np, attrs, data))
         monkeypatch.undo()
