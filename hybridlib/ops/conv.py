@@ -831,9 +831,16 @@ class _backward_Convolution_bias:
             return [None], [None]
         return [data], [(data[_channel_axis(attrs, len(data))],)]
 
-    def compute(xp, attrs, data):
-        rows = ChannelRows(data.shape, _channel_axis(attrs, data.ndim))
-        return rows.sums(xp, rows(data))
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        rows = ChannelRows(tuple(shapes[0]), _channel_axis(attrs, len(shapes[0])))
+
+        def bias_gradient(data, out=None):
+            sums = rows.sums(xp, rows(data))
+            if out is None:
+                return sums
+            out[...] = sums
+            return out
+        return bias_gradient
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F._broadcast_Convolution_bias(ograds[0], inputs[0], **_kw(attrs))]

@@ -98,14 +98,14 @@ class LastWindows:
 
 
 @functools.lru_cache(maxsize=256)
-def windows(geo, n, c, image, grid):
-    return LastWindows(geo, n, c, tuple(image), tuple(grid))
+def _last_windows(geo, n, c, image, grid):
+    return LastWindows(geo, n, c, image, grid)
 
 
 def path(fn, geo, n, c, image, grid):
     """``fn(a, b, out)`` (one of the paths below) on numpy, for (n, c, *image) images giving
     ``grid``."""
-    return functools.partial(fn, np, windows(geo, n, c, tuple(image), tuple(grid)))
+    return functools.partial(fn, np, _last_windows(geo, n, c, tuple(image), tuple(grid)))
 
 
 def _weight_last(xp, w, part):
@@ -129,9 +129,9 @@ def wgrad(xp, win, g, x, out):
     cols = win.gather(xp, x)
     product = workspace(xp, (g.shape[1], cols.shape[1]), x.dtype, part=_PRODUCT)
     xp.matmul(win.last(xp, g, _LEFT).T, cols, out=product)
-    nd = len(win.grid)
+    # (F, *kernel, C) -> (F, C, *kernel): the permutation of (N, *grid, F) -> (N, F, *grid)
     out[...] = product.reshape((g.shape[1],) + tuple(win.geo.kernel) + (win.c,)).transpose(
-        (0, nd + 1) + tuple(range(1, nd + 1)))
+        win.to_first)
 
 
 def depthwise(xp, win, x, w, out):

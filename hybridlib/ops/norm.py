@@ -228,7 +228,6 @@ class BatchNorm:
             return _gpu_batch_norm_train(xp, data, axis, count, eps, fix, m)
 
         # the batch statistics, which also update the moving ones
-
         def batch_norm_train(x, gamma, beta, moving_mean, moving_var, out=None):
             if out is None:
                 out = empty(data, dtype)
@@ -312,7 +311,6 @@ class _backward_BatchNorm:
 
         # per-channel sums of the gradient and of its product with the centred data, then one
         # scale of each (in the workspace)
-
         def backward_batch_norm(g, x, gamma, moving_mean, moving_var, out=None):
             if out is None:
                 out = empty(data, dtype)

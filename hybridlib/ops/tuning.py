@@ -119,18 +119,18 @@ class Tuned:
             chosen = _choices()
             index = chosen.get(self.key)
             if index is None or index >= len(self.paths):
-                index = self._time(a, b, out)
-                chosen[self.key] = index
-                if self.force is None and len(self.paths) > 1 and enabled():
+                if self.force is not None:
+                    index = self.force
+                elif len(self.paths) == 1 or not enabled():
+                    index = 0
+                else:
+                    index = self._time(a, b, out)
                     _save(self.key, index)
+                chosen[self.key] = index
             self.run = self.paths[index]
         return self.run
 
     def _time(self, a, b, out):
-        if self.force is not None:
-            return self.force
-        if len(self.paths) == 1 or not enabled():
-            return 0
         best = []
         for path in self.paths:
             seconds = float('inf')
