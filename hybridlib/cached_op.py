@@ -37,9 +37,10 @@ from .base import MXNetError, NotSupportedError
 from .executor import run_graph
 from .ndarray import NDArray
 from .ops.registry import OpDef, Params
-from .planner import plan_buffers
+from .planner import plan_buffers, writes_into
 from .graph import has_unknown_shape, infer_graph, topo_nodes, with_inferred_shape
 from .symbol import gradient_graph
+from .tape import grad_target
 
 __all__ = ['CachedOp', 'NDArrayCachedOp', 'Plan', 'VALID_FLAGS']
 
@@ -78,7 +79,7 @@ def _resolved_params(node, out_shapes):
 
 
 def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp,
-              hooks=None, static_alloc=False):
+              hooks=None, static_alloc=False, targets=()):
     """Source and globals of ``def fn_name(*args)`` computing ``outputs`` from ``args``.
 
     ``args`` are entries given as parameters; ``nodes`` the operator nodes to run, in order;
@@ -89,7 +90,8 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     after its last use. ``is_train`` is the mode the function runs in (a backward's is that of
     ``autograd.backward(train_mode=...)``, as imperative autograd does). ``hooks``
     ('outputs' or 'all') adds ``_hook(name, op, value)`` calls with MXNet's entry names
-    (``<node>_output``, and ``<node>_<input>`` for 'all').
+    (``<node>_output``, and ``<node>_<input>`` for 'all'). ``targets`` are outputs whose node
+    writes into an array given by the caller, a parameter after ``args`` (None: a new array).
 
     Returns the source, the globals, and the source of the timed variant that runs while the
     profiler times operators: the same lines, each operator's between ``_start = _clock()``
@@ -101,6 +103,10 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     for entry in args:
         local[entry] = namer.name(_entry_name(entry))
         params.append(local[entry])
+    target_names = {}
+    for entry in targets:
+        target_names[entry] = namer.name('_target')
+        params.append(f'{target_names[entry]}=None')
     assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes) \
         if static_alloc else ({}, [], {})
     buffer_names = []
@@ -127,6 +133,8 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
             g[fn] = _node_body(node, shapes, dtypes, is_train, xp)
             if buffer is not None:
                 ins += (', ' if ins else '') + f'out={buffer_names[buffer]}'
+            elif (node, 0) in target_names:
+                ins += (', ' if ins else '') + f'out={target_names[(node, 0)]}'
             call = f'{fn}({ins})'
         if hooks == 'all':
             labels = node.op.graph_input_names(node.params)
@@ -160,6 +168,21 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     timed.append(body[-1])
     head = f'def {fn_name}({", ".join(params)}):\n'
     return head + '\n'.join(body) + '\n', g, head + '\n'.join(timed) + '\n'
+
+
+def _grad_targets(grads, args, shapes, dtypes):
+    """Indices of the gradients that the backward can compute in the caller's arrays (the
+    variables' ``.grad``, ``tape.grad_target``): output 0 of a node whose body writes into a
+    given float buffer, returned once, of a known shape."""
+    chosen = []
+    for i, e in enumerate(grads):
+        node = e[0]
+        if e[1] == 0 and node.op is not None and e not in args and grads.count(e) == 1 \
+                and writes_into(node) and not node.op.reshapes \
+                and shapes.get(e) is not None and 0 not in shapes[e] \
+                and dtypes.get(e) is not None and dtypes[e].kind == 'f':
+            chosen.append(i)
+    return chosen
 
 
 def _node_body(node, shapes, dtypes, is_train, xp):
@@ -243,11 +266,15 @@ class Plan:
             self.saved = needed
             input_entries = [(n, 0) for n in input_nodes]
             all_nodes = topo_nodes(grad_entries + outputs)
+            bwd_shapes = infer_graph(all_nodes, 'shape', given_shapes)
+            bwd_dtypes = infer_graph(all_nodes, 'dtype', given_dtypes)
             self._backward_graph = (input_entries + needed + head_entries, bwd_nodes,
-                                    grad_entries, infer_graph(all_nodes, 'shape', given_shapes),
-                                    infer_graph(all_nodes, 'dtype', given_dtypes),
-                                    static_alloc)
+                                    grad_entries, bwd_shapes, bwd_dtypes, static_alloc)
             self.grad_mask = list(grad_mask)
+            self.grad_targets = _grad_targets(grad_entries, input_entries + needed +
+                                              head_entries, bwd_shapes, bwd_dtypes)
+            self.grad_layouts = [(tuple(bwd_shapes[grad_entries[i]]), bwd_dtypes[grad_entries[i]])
+                                 for i in self.grad_targets]
         src, g, timed_src = _generate('forward', fwd_args, op_nodes, outputs + self.saved,
                                       self.shapes, self.dtypes, is_train,
                                       _Namespace(reserved=_RESERVED), ctx.array_module, hooks,
@@ -267,7 +294,8 @@ class Plan:
         args, nodes, grads, shapes, dtypes, static_alloc = self._backward_graph
         src, g, timed_src = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
                                       _Namespace(reserved=_RESERVED), self.ctx.array_module,
-                                      static_alloc=static_alloc)
+                                      static_alloc=static_alloc,
+                                      targets=[grads[i] for i in self.grad_targets])
         tag = 'train' if mode else 'infer'
         self._backward[mode] = self._compile(src, g, 'backward', tag)
         self._timed_sources[('backward', mode)] = (timed_src, g, tag)
@@ -505,10 +533,37 @@ class _BackwardOp(OpDef):
         mode = autograd.is_training()          # the mode of autograd.backward(train_mode=...)
         backward = plan.timed_backward(mode) if profiler.active.symbolic else \
             plan.backward(mode)
+        args = [x._data for x in inputs] + saved + heads
+        targets = _grad_targets_given(plan, inputs, args)
         with autograd.pause(mode):
-            grads = plan.call(backward, [x._data for x in inputs] + saved + heads)
+            grads = plan.call(backward, args + targets if targets else args)
         result = []
         it = iter(grads)
         for need in plan.grad_mask:
             result.append(NDArray(next(it), ctx) if need else None)
         return result
+
+
+def _grad_targets_given(plan, inputs, args):
+    """The arrays the backward computes its gradients in (``Plan.grad_targets``): the inputs'
+    ``.grad`` where the tape allows it (``tape.grad_target``) and the buffer fits (its own
+    memory, C-contiguous, the gradient's shape and dtype, none of the backward's inputs);
+    None elsewhere. An empty list when there are none."""
+    if not plan.grad_targets:
+        return []
+    wanted = [i for i, need in enumerate(plan.grad_mask) if need]
+    targets, found = [], False
+    owners = None
+    for i, (shape, dtype) in zip(plan.grad_targets, plan.grad_layouts):
+        buf = grad_target(inputs[wanted[i]]._entry)
+        data = None if buf is None else buf._data
+        if data is not None and data.base is None and data.shape == shape \
+                and data.dtype == dtype and data.flags.c_contiguous:
+            if owners is None:
+                owners = {id(a) if a.base is None else id(a.base) for a in args}
+            if id(data) not in owners:
+                found = True
+                targets.append(data)
+                continue
+        targets.append(None)
+    return targets if found else []

@@ -24,13 +24,15 @@ from .base import MXNetError
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backprop', 'observe_backprop',
-           'topo_order', 'TapeNode', 'Variable', 'record_op', 'backward', 'grad', 'zeros_like']
+           'topo_order', 'TapeNode', 'Variable', 'record_op', 'backward', 'grad', 'grad_target',
+           'zeros_like']
 
 
 class _State(threading.local):
     recording = False
     training = False
     backprop_observer = None    # observe_backprop's function
+    grad_targets = None         # backward's {id(Variable): .grad NDArray} (grad_target)
 
 
 _state = _State()
@@ -341,8 +343,9 @@ def _head_entries(heads, head_grads):
     return heads, [h._entry for h in heads], values
 
 
-def _run_backprop(entries, values, create_graph, train_mode, F, keep=()):
-    order = topo_order([e[0] for e in entries])
+def _run_backprop(entries, values, create_graph, train_mode, F, keep=(), order=None):
+    if order is None:
+        order = topo_order([e[0] for e in entries])
     scope = record(train_mode) if create_graph else pause(train_mode)
     with scope:
         grads = backprop(entries, values, F, lambda node: node.values(), order, keep)
@@ -362,7 +365,12 @@ def backward(heads, head_grads, retain_graph, train_mode, F):
     the heads depend on only through non-differentiable operators gets zeros.
     """
     heads, entries, values = _head_entries(heads, head_grads)
-    order, grads = _run_backprop(entries, values, False, train_mode, F)
+    order = topo_order([e[0] for e in entries])
+    _state.grad_targets = _grad_targets(order, entries)
+    try:
+        order, grads = _run_backprop(entries, values, False, train_mode, F, order=order)
+    finally:
+        _state.grad_targets = None
     for node in order:
         if not isinstance(node, Variable) or node.grad_req == 'null':
             continue
@@ -388,12 +396,47 @@ def backward(heads, head_grads, retain_graph, train_mode, F):
 
 def _write_grad(buf, g, grad_req):
     """Write (``grad_req='write'``) or add (``'add'``) gradient ``g`` into ``buf``; None is a
-    gradient that did not reach the variable (zeros)."""
+    gradient that did not reach the variable (zeros). A gradient computed in ``buf`` itself
+    (``grad_target``) is already there."""
     if grad_req == 'add':
         if g is not None:
             buf._data += g._data
-    else:
-        buf._data[...] = 0 if g is None else g._data
+    elif g is None:
+        buf._data[...] = 0
+    elif g._data is not buf._data:
+        buf._data[...] = g._data
+
+
+def _grad_targets(order, heads):
+    """The ``.grad`` buffers a gradient may be computed in directly: those of the variables
+    with ``grad_req='write'`` that one input of one node reads, so that node's gradient is the
+    whole of theirs (no sum with another) and nothing else reads it."""
+    uses = {}
+    for node in order:
+        for e in node.inputs:
+            if e is not None and e[0].op is None:
+                uses[id(e[0])] = uses.get(id(e[0]), 0) + 1
+    for e in heads:
+        uses[id(e[0])] = 2
+    targets = {}
+    for node in order:
+        if isinstance(node, Variable) and node.grad_req == 'write' and uses.get(id(node)) == 1:
+            array = node.array()
+            if array is not None and array._grad is not None and array._entry is not None \
+                    and array._entry[0] is node:
+                targets[id(node)] = array._grad
+    return targets
+
+
+def grad_target(entry):
+    """The ``.grad`` NDArray into which the gradient of ``entry`` (an input of the node being
+    differentiated) may be written in place of a new array, or None. Set by ``backward`` for
+    the variables that ``_grad_targets`` allows; a gradient written there must be returned
+    as that array's data, which ``backward`` then does not copy."""
+    targets = _state.grad_targets
+    if not targets or entry is None or entry[1] != 0:
+        return None
+    return targets.get(id(entry[0]))
 
 
 def grad(heads, variables, head_grads, retain_graph, create_graph, train_mode, F):

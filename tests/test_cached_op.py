@@ -330,3 +330,70 @@ def test_static_alloc_is_safe_from_several_threads():
     for t in threads:
         t.join()
     assert not wrong, f'{len(wrong)} of 1200 calls gave other numbers'
+
+
+
+def _gradients(graph, values, grad_reqs, extra=None, calls=1):
+    """Gradients of ``sum(graph(**values))`` (+ ``extra(arrays)``) for the arrays with a grad_req,
+    by the interpreter (imperative operators) and by the CachedOp, after ``calls`` backwards."""
+    results = []
+    for compiled in (False, True):
+        arrays = {k: nd.array(v) for k, v in values.items()}
+        for k, req in grad_reqs.items():
+            arrays[k].attach_grad(req)
+        op = CachedOp(graph, {'static_alloc': True})
+        buffers = {k: arrays[k].grad._data for k in grad_reqs}
+        for _ in range(calls):
+            with autograd.record():
+                ins = [arrays[n] for n in op.input_names]
+                out = (op(*ins) if compiled else [op.interpret(*ins)[0]])[0].sum()
+                if extra is not None:
+                    out = out + extra(arrays)
+            out.backward()
+        for k in grad_reqs:     # the .grad arrays are the ones attach_grad made
+            assert arrays[k].grad._data is buffers[k]
+        results.append({k: arrays[k].grad.asnumpy() for k in grad_reqs})
+    return results
+
+
+@pytest.mark.parametrize('case', ['write', 'add', 'also_outside', 'grad_as_input'])
+def test_backward_computes_gradients_in_the_grad_arrays(case):
+    x, w, b = sym.var('x'), sym.var('w'), sym.var('b')
+    graph = sym.tanh(sym.FullyConnected(x, w, b, num_hidden=4))
+    values = {'x': RNG.normal(size=(3, 5)), 'w': RNG.normal(size=(4, 5)),
+              'b': RNG.normal(size=4)}
+    reqs, extra, calls = {'w': 'write', 'b': 'write', 'x': 'write'}, None, 1
+    if case == 'add':           # accumulated over three calls, never overwritten
+        reqs, calls = {'w': 'add', 'b': 'write'}, 3
+    elif case == 'also_outside':    # w's gradient is a sum of the graph's and another op's
+        extra = lambda a: (a['w'] * a['w']).sum()       # noqa: E731
+    elif case == 'grad_as_input':
+        # w's .grad is also the input ``other``, which the backward reads after it computed
+        # w's gradient (w comes first): that gradient must not be written there early
+        other, x2 = sym.var('other'), sym.var('x2')
+        graph = sym.FullyConnected(x2, w, no_bias=True, num_hidden=4) + \
+            sym.FullyConnected(x, other, no_bias=True, num_hidden=4)
+        values['x2'], reqs = RNG.normal(size=(3, 5)), {'w': 'write', 'x': 'write'}
+        extra = 'other'
+    want, got = _gradients_with_grad_input(graph, values, reqs) if extra == 'other' else \
+        _gradients(graph, values, reqs, extra, calls)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
+
+
+def _gradients_with_grad_input(graph, values, grad_reqs):
+    """``_gradients`` where w's .grad (holding 0.5) is also the graph's input ``other``."""
+    results = []
+    for compiled in (False, True):
+        arrays = {k: nd.array(v) for k, v in values.items()}
+        for k in grad_reqs:
+            arrays[k].attach_grad()
+        arrays['w'].grad[:] = 0.5
+        arrays['other'] = arrays['w'].grad
+        op = CachedOp(graph, {'static_alloc': True})
+        with autograd.record():
+            out = (op if compiled else op.interpret)(*[arrays[n] for n in op.input_names])
+            out = out[0].sum()
+        out.backward()
+        results.append({k: arrays[k].grad.asnumpy() for k in grad_reqs})
+    return results

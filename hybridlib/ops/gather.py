@@ -68,7 +68,8 @@ def _fix_index(xp, indices, n, mode, op='take'):
             raise MXNetError(f'{op} operator contains indices out of bound (axis size {n}, '
                              "mode='raise')")
         return idx
-    return xp.clip(idx, 0, n - 1)
+    # (the ufuncs: np.clip checks its arguments in Python first)
+    return xp.minimum(xp.maximum(idx, 0), n - 1)
 
 
 def _axis_grid(xp, idx, axis):
@@ -240,6 +241,20 @@ def _pick_index_shape(attrs, data, index):
     raise ShapeError(f'pick: index {tuple(index)} must have shape {out} or {kept}')
 
 
+def _pick_positions(xp, attrs, data_shape):
+    """(output shape, the same with the axis kept as 1, ``positions(index)``): the index tuple
+    of the picked elements of data (``data_shape``) for ``index``, the other axes' ranges made
+    once."""
+    out_shape, kept, _, ax = _pick_shapes(attrs, tuple(data_shape))
+    n, mode = data_shape[ax], attrs.mode
+    grid = list(_axis_grid(xp, xp.zeros(kept, dtype=np.int64), ax))
+
+    def positions(index):
+        grid[ax] = _fix_index(xp, index, n, mode, 'pick').reshape(kept)
+        return tuple(grid)
+    return out_shape, kept, positions
+
+
 _PICK_ATTRS = dict(axis=_IntOrNone(-1), keepdims=Bool(False),
                    mode=Str('clip', choices=('clip', 'wrap')))
 
@@ -257,10 +272,16 @@ class pick:
     backward_node = BackwardNode(('ograd0', 'in1'), grads=(0,))
     attrs = _PICK_ATTRS
 
-    def compute(xp, attrs, data, index):
-        out_shape, kept, _, ax = _pick_shapes(attrs, data.shape)
-        idx = _fix_index(xp, index, data.shape[ax], attrs.mode, 'pick').reshape(kept)
-        return xp.take_along_axis(data, idx, axis=ax).reshape(out_shape)
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        out_shape, _, positions = _pick_positions(xp, attrs, shapes[0])
+
+        def pick(data, index, out=None):
+            picked = data[positions(index)]
+            if out is None:
+                return picked.reshape(out_shape)
+            out.reshape(picked.shape)[...] = picked
+            return out
+        return pick
 
     def infer_shape(attrs, data, index):
         if data is None:
@@ -288,12 +309,18 @@ class _backward_pick:
     inputs = ('ograd', 'index', 'data')
     attrs = _PICK_ATTRS
 
-    def compute(xp, attrs, ograd, index, data):
-        _, kept, _, ax = _pick_shapes(attrs, data.shape)
-        idx = _fix_index(xp, index, data.shape[ax], attrs.mode, 'pick').reshape(kept)
-        out = xp.zeros(data.shape, dtype=ograd.dtype)
-        out[_axis_grid(xp, idx, ax)] = ograd.reshape(kept)   # one position per row: no repeats
-        return out
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        data_shape = tuple(shapes[2])
+        _, kept, positions = _pick_positions(xp, attrs, data_shape)
+
+        def backward_pick(ograd, index, data, out=None):
+            if out is None:
+                out = xp.zeros(data_shape, dtype=ograd.dtype)
+            else:
+                out.fill(0)
+            out[positions(index)] = ograd.reshape(kept)   # one position per row: no repeats
+            return out
+        return backward_pick
 
     def infer_shape(attrs, ograd, index, data):
         if data is not None:

@@ -16,6 +16,8 @@ MXNet's legacy conventions reproduced here:
   floating point and then casts (wrapping for integers).
 * ``argmax``/``argmin`` return indices in the input's dtype (saturating for small integers).
 """
+import contextlib
+
 import numpy as np
 
 from ..base import ShapeError
@@ -227,7 +229,11 @@ def _mean(xp, data, axes):
     if data.dtype.kind in 'iu':
         return _int_divide(xp, data.sum(axis=axes, dtype=data.dtype, keepdims=True),
                            _count(data.shape, axes))
-    return data.mean(axis=axes, dtype=_acc_dtype(data.dtype), keepdims=True)
+    if xp is not np or data.dtype.kind != 'f':
+        return data.mean(axis=axes, dtype=_acc_dtype(data.dtype), keepdims=True)
+    # numpy's mean, without its Python checks: the sum divided by the count
+    total = data.sum(axis=axes, dtype=_acc_dtype(data.dtype), keepdims=True)
+    return np.true_divide(total, _count(data.shape, axes), out=total)
 
 
 def _prod(xp, data, axes):
@@ -313,11 +319,21 @@ def _reduce_infer_shape(attrs, data):
 
 
 def _reduction_op(name, aliases, reducer, grad, what):
-    def compute(xp, attrs, data):
-        axes = reduce_axes(attrs.axis, attrs.exclude, data.ndim)
-        with np.errstate(over='ignore'):     # float16 overflows to inf, as in MXNet
-            out = reducer(xp, data, axes).astype(data.dtype, copy=False)
-        return out.reshape(reduced_shape(data.shape, axes, attrs.keepdims))
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        shape, dtype = tuple(shapes[0]), np.dtype(dtypes[0])
+        axes = reduce_axes(attrs.axis, attrs.exclude, len(shape))
+        out_shape = reduced_shape(shape, axes, attrs.keepdims)
+        # float16 overflows to inf, as in MXNet
+        quiet = np.errstate(over='ignore') if dtype == np.float16 else contextlib.nullcontext()
+
+        def reduction(data, out=None):
+            with quiet:
+                result = reducer(xp, data, axes).astype(dtype, copy=False)
+            if out is None:
+                return result.reshape(out_shape)
+            out.reshape(result.shape)[...] = result
+            return out
+        return reduction
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [grad(F, attrs, inputs[0], outputs[0], ograds[0])]
@@ -328,7 +344,7 @@ def _reduction_op(name, aliases, reducer, grad, what):
     # MXNet's backward of sum and mean reads the gradient alone, of the others also the input
     # and the output
     reads = ('ograd0',) if name in ('sum', 'mean') else ('ograd0', 'in0', 'out0')
-    return OpDef(name, inputs=('data',), attrs=_REDUCE_ATTRS, compute=compute,
+    return OpDef(name, inputs=('data',), attrs=_REDUCE_ATTRS, specialise=specialise,
                  gradient=gradient, infer_shape=_reduce_infer_shape, aliases=aliases,
                  named_inputs=False, backward_node=BackwardNode(reads), doc=doc)
 
@@ -387,10 +403,19 @@ class _backward_mean:
     infer_shape = _backward_reduce_shape
     infer_type = _backward_reduce_type
 
-    def compute(xp, attrs, ograd, data):
-        g, axes = _keepdims_form(xp, ograd, data.shape, attrs)
-        g = g / ograd.dtype.type(_count(data.shape, axes))
-        return xp.broadcast_to(g.astype(ograd.dtype, copy=False), data.shape).copy()
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        shape, dtype = tuple(shapes[1]), np.dtype(dtypes[0])
+        axes = reduce_axes(attrs.axis, attrs.exclude, len(shape))
+        kept = reduced_shape(shape, axes, True)
+        count = dtype.type(_count(shape, axes))
+
+        def backward_mean(ograd, data, out=None):
+            if out is None:
+                out = xp.empty(shape, dtype=dtype)
+            # each element ograd / count, as dividing first and broadcasting after
+            xp.divide(ograd.reshape(kept), count, out=out, casting='unsafe')
+            return out
+        return backward_mean
 
     def gradient(F, attrs, inputs, outputs, ograds):
         return [F.mean(ograds[0], **_reduce_attrs(attrs)), None]
