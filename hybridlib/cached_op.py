@@ -271,10 +271,13 @@ class Plan:
             self._backward_graph = (input_entries + needed + head_entries, bwd_nodes,
                                     grad_entries, bwd_shapes, bwd_dtypes, static_alloc)
             self.grad_mask = list(grad_mask)
-            self.grad_targets = _grad_targets(grad_entries, input_entries + needed +
-                                              head_entries, bwd_shapes, bwd_dtypes)
-            self.grad_layouts = [(tuple(bwd_shapes[grad_entries[i]]), bwd_dtypes[grad_entries[i]])
-                                 for i in self.grad_targets]
+            # per gradient computed in a caller's array: (its index, its input's, shape, dtype)
+            inputs_wanted = [i for i, need in enumerate(grad_mask) if need]
+            self.grad_targets = [
+                (i, inputs_wanted[i], tuple(bwd_shapes[grad_entries[i]]),
+                 bwd_dtypes[grad_entries[i]])
+                for i in _grad_targets(grad_entries, input_entries + needed + head_entries,
+                                       bwd_shapes, bwd_dtypes)]
         src, g, timed_src = _generate('forward', fwd_args, op_nodes, outputs + self.saved,
                                       self.shapes, self.dtypes, is_train,
                                       _Namespace(reserved=_RESERVED), ctx.array_module, hooks,
@@ -295,7 +298,7 @@ class Plan:
         src, g, timed_src = _generate('backward', args, nodes, grads, shapes, dtypes, mode,
                                       _Namespace(reserved=_RESERVED), self.ctx.array_module,
                                       static_alloc=static_alloc,
-                                      targets=[grads[i] for i in self.grad_targets])
+                                      targets=[grads[t[0]] for t in self.grad_targets])
         tag = 'train' if mode else 'infer'
         self._backward[mode] = self._compile(src, g, 'backward', tag)
         self._timed_sources[('backward', mode)] = (timed_src, g, tag)
@@ -551,11 +554,10 @@ def _grad_targets_given(plan, inputs, args):
     None elsewhere. An empty list when there are none."""
     if not plan.grad_targets:
         return []
-    wanted = [i for i, need in enumerate(plan.grad_mask) if need]
     targets, found = [], False
     owners = None
-    for i, (shape, dtype) in zip(plan.grad_targets, plan.grad_layouts):
-        buf = grad_target(inputs[wanted[i]]._entry)
+    for _, input_index, shape, dtype in plan.grad_targets:
+        buf = grad_target(inputs[input_index]._entry)
         data = None if buf is None else buf._data
         if data is not None and data.base is None and data.shape == shape \
                 and data.dtype == dtype and data.flags.c_contiguous:

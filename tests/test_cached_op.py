@@ -333,14 +333,19 @@ def test_static_alloc_is_safe_from_several_threads():
 
 
 
-def _gradients(graph, values, grad_reqs, extra=None, calls=1):
+
+def _gradients(graph, values, grad_reqs, extra=None, calls=1, w_grad_as_other=False):
     """Gradients of ``sum(graph(**values))`` (+ ``extra(arrays)``) for the arrays with a grad_req,
-    by the interpreter (imperative operators) and by the CachedOp, after ``calls`` backwards."""
+    by the interpreter (imperative operators) and by the CachedOp, after ``calls`` backwards.
+    ``w_grad_as_other``: w's .grad (holding 0.5) is also the graph's input ``other``."""
     results = []
     for compiled in (False, True):
         arrays = {k: nd.array(v) for k, v in values.items()}
         for k, req in grad_reqs.items():
             arrays[k].attach_grad(req)
+        if w_grad_as_other:
+            arrays['w'].grad[:] = 0.5
+            arrays['other'] = arrays['w'].grad
         op = CachedOp(graph, {'static_alloc': True})
         buffers = {k: arrays[k].grad._data for k in grad_reqs}
         for _ in range(calls):
@@ -374,26 +379,7 @@ def test_backward_computes_gradients_in_the_grad_arrays(case):
         graph = sym.FullyConnected(x2, w, no_bias=True, num_hidden=4) + \
             sym.FullyConnected(x, other, no_bias=True, num_hidden=4)
         values['x2'], reqs = RNG.normal(size=(3, 5)), {'w': 'write', 'x': 'write'}
-        extra = 'other'
-    want, got = _gradients_with_grad_input(graph, values, reqs) if extra == 'other' else \
-        _gradients(graph, values, reqs, extra, calls)
+    want, got = _gradients(graph, values, reqs, extra, calls,
+                           w_grad_as_other=case == 'grad_as_input')
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
-
-
-def _gradients_with_grad_input(graph, values, grad_reqs):
-    """``_gradients`` where w's .grad (holding 0.5) is also the graph's input ``other``."""
-    results = []
-    for compiled in (False, True):
-        arrays = {k: nd.array(v) for k, v in values.items()}
-        for k in grad_reqs:
-            arrays[k].attach_grad()
-        arrays['w'].grad[:] = 0.5
-        arrays['other'] = arrays['w'].grad
-        op = CachedOp(graph, {'static_alloc': True})
-        with autograd.record():
-            out = (op if compiled else op.interpret)(*[arrays[n] for n in op.input_names])
-            out = out[0].sum()
-        out.backward()
-        results.append({k: arrays[k].grad.asnumpy() for k in grad_reqs})
-    return results

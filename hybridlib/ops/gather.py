@@ -247,11 +247,11 @@ def _pick_positions(xp, attrs, data_shape):
     once."""
     out_shape, kept, _, ax = _pick_shapes(attrs, tuple(data_shape))
     n, mode = data_shape[ax], attrs.mode
-    grid = list(_axis_grid(xp, xp.zeros(kept, dtype=np.int64), ax))
+    grid = _axis_grid(xp, xp.zeros(kept, dtype=np.int64), ax)
+    before, after = grid[:ax], grid[ax + 1:]    # (a new tuple per call: bodies run in threads)
 
     def positions(index):
-        grid[ax] = _fix_index(xp, index, n, mode, 'pick').reshape(kept)
-        return tuple(grid)
+        return before + (_fix_index(xp, index, n, mode, 'pick').reshape(kept),) + after
     return out_shape, kept, positions
 
 

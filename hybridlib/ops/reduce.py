@@ -323,11 +323,11 @@ def _reduction_op(name, aliases, reducer, grad, what):
         shape, dtype = tuple(shapes[0]), np.dtype(dtypes[0])
         axes = reduce_axes(attrs.axis, attrs.exclude, len(shape))
         out_shape = reduced_shape(shape, axes, attrs.keepdims)
-        # float16 overflows to inf, as in MXNet
-        quiet = np.errstate(over='ignore') if dtype == np.float16 else contextlib.nullcontext()
+        half = dtype == np.float16
 
         def reduction(data, out=None):
-            with quiet:
+            # float16 overflows to inf, as in MXNet (a context per call: bodies run in threads)
+            with np.errstate(over='ignore') if half else contextlib.nullcontext():
                 result = reducer(xp, data, axes).astype(dtype, copy=False)
             if out is None:
                 return result.reshape(out_shape)
