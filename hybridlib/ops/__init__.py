@@ -16,7 +16,8 @@ from . import gather        # noqa: F401  take, pick, one_hot, where, gather_nd,
 from . import sort          # noqa: F401  topk, sort, argsort
 from . import sequence      # noqa: F401  SequenceMask, SequenceLast, SequenceReverse
 from . import embedding     # noqa: F401  Embedding
-from . import nn            # noqa: F401  FullyConnected, activations, softmax, Dropout, dot, ...
+from . import nn            # noqa: F401  FullyConnected, activations, Dropout, dot, batch_dot
+from . import softmax       # noqa: F401  softmax, log_softmax, softmin, SoftmaxOutput
 from . import loss_ops  # noqa: F401  CTCLoss, softmax_cross_entropy, *RegressionOutput, MakeLoss
 from . import conv          # noqa: F401  Convolution, Deconvolution, im2col, col2im
 from . import pooling       # noqa: F401  Pooling and its gradients

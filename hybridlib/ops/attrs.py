@@ -12,7 +12,7 @@ import numpy as np
 from ..base import AttributeParseError, np_dtype
 from ..context import Context
 
-__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Count', 'Float', 'Bool', 'Str',
+__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Count', 'Float', 'Bool', 'BoolOrNone', 'Str',
            'Shape', 'FloatTuple', 'DType', 'Ctx', 'Any', 'format_value']
 
 
@@ -238,6 +238,15 @@ class Bool(Attr):
         if isinstance(value, (bool, np.bool_, int, np.integer)):
             return bool(value)
         raise ValueError(f'{value!r} is not a boolean')
+
+
+class BoolOrNone(Bool):
+    """MXNet's ``boolean or None`` attributes (softmax's ``use_length``, Dropout's
+    ``cudnn_off``)."""
+
+    @property
+    def optional(self):
+        return True
 
 
 class Str(Attr):

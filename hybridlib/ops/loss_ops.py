@@ -13,7 +13,8 @@ import numpy as np
 
 from ..base import DTypeError, MXNetError, NotSupportedError, ShapeError
 from .attrs import Bool, Float, Str
-from .nn import _ACTIVATIONS, _class_index, _prod, softmax_forward
+from .nn import _ACTIVATIONS, _prod
+from .softmax import _class_index, softmax_forward
 from .registry import BackwardNode, OpDef, known, merge_shape, register, register_op
 
 __all__ = []

@@ -1,5 +1,5 @@
-"""Cases for hybridlib/ops/nn.py: FullyConnected, dot, batch_dot, activations, the softmax
-family, loss layers and Dropout.
+"""Cases for hybridlib/ops/nn.py (FullyConnected, dot, batch_dot, activations, Dropout) and
+softmax.py (the softmax family and SoftmaxOutput), and for loss_ops.py's loss layers.
 
 The literals in the plain tests below were read from MXNet 1.9.1.
 """
@@ -12,6 +12,7 @@ import pytest
 import hybridlib as mx
 from hybridlib import autograd, nd, sym
 from hybridlib.base import AttributeParseError, DTypeError, ShapeError
+from hybridlib.cached_op import CachedOp
 
 from harness import Case, away_from, check_case, positive, uniform
 
@@ -615,6 +616,33 @@ def test_dot_transpose_flags_match_mxnet():
         nd.dot(nd.ones((2, 3, 4)), nd.ones((4, 5)), transpose_b=True)
     with pytest.raises(DTypeError):
         nd.dot(nd.ones((2, 3), dtype='int32'), nd.ones((3, 2), dtype='int32'))
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float16', 'int32'])
+def test_dot_with_large_outputs(dtype):
+    # products of 8192 outputs or more take another numpy entry point (no zero-filling): the
+    # same values, every transpose, fresh or into a compiled graph's buffer
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (96, 130)).astype(dtype)
+    b = rng.integers(-3, 4, (130, 100)).astype(dtype)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    for ta, tb in ((False, False), (True, False), (False, True), (True, True)):
+        x, y = (a.T.copy() if ta else a), (b.T.copy() if tb else b)
+        if dtype == 'int32':
+            with pytest.raises(DTypeError):
+                nd.dot(nd.array(x, dtype=dtype), nd.array(y, dtype=dtype), transpose_a=ta)
+            return
+        got = nd.dot(nd.array(x, dtype=dtype), nd.array(y, dtype=dtype),
+                     transpose_a=ta, transpose_b=tb).asnumpy()
+        np.testing.assert_array_equal(got, want.astype(dtype))
+        graph = sym.dot(sym.var('x'), sym.var('y'), transpose_a=ta, transpose_b=tb) * 1
+        compiled = CachedOp(graph, {'static_alloc': True})(nd.array(x, dtype=dtype),
+                                                             nd.array(y, dtype=dtype))[0]
+        np.testing.assert_array_equal(compiled.asnumpy(), got)
+    w = rng.standard_normal((120, 130)).astype(dtype)
+    fc = nd.FullyConnected(nd.array(a), nd.array(w), nd.zeros(120), num_hidden=120)
+    np.testing.assert_allclose(fc.asnumpy(), a.astype(np.float32) @ w.astype(np.float32).T,
+                               rtol=1e-2 if dtype == 'float16' else 1e-5, atol=1e-4)
 
 
 def test_batch_dot_errors():

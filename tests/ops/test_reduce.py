@@ -402,6 +402,36 @@ def test_nan_handling():
     assert nd.nanprod(x, axis=1).asnumpy().tolist() == [3, 1, 6]
 
 
+@pytest.mark.parametrize('rows, n', [(64, 10), (40, 32), (3, 10), (64, 33)])
+@pytest.mark.parametrize('name', ['max', 'min'])
+def test_extremum_of_many_short_rows(name, rows, n):
+    # many short rows are reduced as columns of their transpose: the same values, NaN and
+    # infinities included, over the last axis or the last two, with and without keepdims
+    rng = np.random.default_rng(rows + n)
+    x = rng.standard_normal((rows, 2, n)).astype(np.float32)
+    x[0, 0, 3] = np.nan
+    x[1, 1, :] = np.inf
+    x[2, 0, 5] = -np.inf
+    ref = getattr(np, name)
+    for axis, keepdims in (((2,), False), ((1, 2), True), ((-1,), True)):
+        got = getattr(nd, name)(nd.array(x), axis=axis, keepdims=keepdims).asnumpy()
+        np.testing.assert_array_equal(got, ref(x, axis=axis, keepdims=keepdims))
+    s = getattr(sym, name)(sym.var('x'), axis=-1)
+    got = CachedOp(s)(nd.array(x))[0].asnumpy()
+    np.testing.assert_array_equal(got, ref(x, axis=-1))
+
+
+@pytest.mark.parametrize('name', ['sum', 'mean', 'prod', 'max', 'min'])
+def test_reduction_of_one_element(name):
+    # a reduction of one element per result is a copy of it, never a view of the input
+    x = nd.array(np.arange(6, dtype=np.float32).reshape(3, 2, 1) - 2.5)
+    y = getattr(nd, name)(x, axis=2)
+    assert y.shape == (3, 2)
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy()[:, :, 0])
+    x[:] = 0
+    assert y.asnumpy()[0, 0] == -2.5
+
+
 def test_gradients_match_mxnet():
     nan = np.nan
     _, g = _grad('prod', [[1, 0, 3], [0, 0, 2], [2, 3, 4]], axis=1)
