@@ -12,8 +12,8 @@ import numpy as np
 from ..base import AttributeParseError, np_dtype
 from ..context import Context
 
-__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Count', 'Float', 'Bool', 'BoolOrNone', 'Str',
-           'Shape', 'FloatTuple', 'DType', 'Ctx', 'Any', 'format_value']
+__all__ = ['INT32_MAX', 'UINT32_MAX', 'REQUIRED', 'Attr', 'Int', 'Count', 'Float', 'Bool',
+           'BoolOrNone', 'Str', 'Shape', 'FloatTuple', 'DType', 'Ctx', 'Any', 'format_value']
 
 
 class _Required:
