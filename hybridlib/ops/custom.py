@@ -100,6 +100,8 @@ class CustomParams(Params):
     prop they make, its lists, and the operators it created."""
     __slots__ = ('op_type', 'prop', 'arguments', 'outputs', 'aux_states', 'backward_deps',
                  '_states', '_last')
+    # its own attributes before the kwargs (which may have any name)
+    __getattribute__ = object.__getattribute__
 
     def __init__(self, params):
         super().__init__(params)

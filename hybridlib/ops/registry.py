@@ -84,15 +84,34 @@ REGISTRY = {}      # canonical name -> OpDef
 _BY_NAME = {}      # canonical names and aliases -> OpDef
 
 
+_DICT_NAMES = frozenset(dir(dict))
+
+
 class Params(dict):
-    """Parsed attributes of one operator call: ``attrs.kernel`` or ``attrs['kernel']``."""
+    """Parsed attributes of one operator call: ``attrs.kernel`` or ``attrs['kernel']``.
+
+    An attribute is looked up among the keys first (dict's own names excepted): the usual
+    lookup would search the class and raise inside before ``__getattr__`` ran, which costs
+    five times as much, and operator bodies read attributes on every call."""
     __slots__ = ()
+
+    def __getattribute__(self, name):
+        if name not in _DICT_NAMES:
+            try:
+                return _dict_item(self, name)
+            except KeyError:
+                pass
+        return _object_attribute(self, name)
 
     def __getattr__(self, name):
         try:
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+_dict_item = dict.__getitem__
+_object_attribute = object.__getattribute__
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,8 +209,11 @@ def workspace(xp, shape, dtype, part=0):
     are garbage; it must never be returned or kept."""
     dtype = np.dtype(dtype)
     size = math.prod(shape)
-    key = (xp.__name__, dtype.str, part, 0 if xp is np else xp.cuda.Device().id)
-    pool = _scratch.__dict__.setdefault('pool', {})
+    key = (dtype, part) if xp is np else (xp.__name__, dtype, part, xp.cuda.Device().id)
+    try:
+        pool = _scratch.pool
+    except AttributeError:
+        pool = _scratch.pool = {}
     buf = pool.get(key)
     if buf is None or buf.size < size:
         buf = pool[key] = xp.empty(size, dtype)

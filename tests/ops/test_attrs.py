@@ -1,8 +1,12 @@
 """Attribute strings (hybridlib/ops/attrs.py): the bounded parser of the literals MXNet writes,
-and the declared ranges of integer attributes."""
+and the declared ranges of integer attributes; parsed attributes (registry.Params)."""
+import copy
+import pickle
+
 import pytest
 
 from hybridlib.ops.attrs import INT32_MAX, Int, Shape, _literal
+from hybridlib.ops.registry import Params
 
 READ = [
     ('(3, 3)', (3, 3)), ('[3,3]', [3, 3]), ('()', ()), ('[]', []), ('(1,)', (1,)), ('(3)', 3),
@@ -48,3 +52,14 @@ def test_integer_ranges():
     assert Shape().parse('(2, None, 3.0)') == (2, None, 3)
     with pytest.raises(ValueError, match='not a tuple of integers'):
         Shape().parse('(1e999, 1)')
+
+
+def test_params_attribute_access():
+    # attributes are the keys; dict's own names stay dict's; a missing one is an AttributeError
+    params = Params(axis=1, get=5, lr=0.5)
+    assert (params.axis, params.lr, params['get']) == (1, 0.5, 5)
+    assert params.get('axis') == 1 and sorted(params.keys()) == ['axis', 'get', 'lr']
+    with pytest.raises(AttributeError, match='missing'):
+        params.missing
+    assert getattr(params, 'missing', None) is None
+    assert copy.deepcopy(params) == params and pickle.loads(pickle.dumps(params)) == params
