@@ -140,18 +140,34 @@ def _sum_windows(xp, cfg, p, count, x, out):
 
 def _separable(xp, ufunc, start, x, cfg, out):
     """Reduce the windows of x into ``out`` with ``ufunc`` (fmax, add) one spatial axis at a
-    time: sum(k) passes instead of prod(k), the first ones over contiguous rows."""
+    time: sum(k) passes instead of prod(k), the first ones over contiguous rows.
+
+    Each pass starts from ``start``. For fmax, which is associative, a pass may instead start
+    from a copy of a tap that reaches every output (none is missing at the border) and ``start``
+    joins once at the end: one pass fewer per axis, the same values (NaN included)."""
     nd = len(cfg.grid)
     cur = x
+    late = False
     for d in range(nd):
         shape = cur.shape[:2 + d] + (cfg.grid[d],) + cur.shape[3 + d:]
         nxt = out if d == nd - 1 else \
             workspace(xp, shape, x.dtype) if d == 0 else xp.empty(shape, x.dtype)
-        nxt.fill(start)
-        for dst, src in _axis_taps(cfg.geo, d, nd, cur.shape[2 + d], cfg.grid[d]):
-            view = nxt[dst]
-            ufunc(view, cur[src], out=view)
+        taps = _axis_taps(cfg.geo, d, nd, cur.shape[2 + d], cfg.grid[d])
+        whole = slice(0, cfg.grid[d])
+        first = next((i for i, (dst, _) in enumerate(taps) if dst[2 + d] == whole), None) \
+            if ufunc is xp.fmax else None
+        if first is None:
+            nxt.fill(start)
+        else:
+            xp.copyto(nxt, cur[taps[first][1]])
+            late = True
+        for i, (dst, src) in enumerate(taps):
+            if i != first:
+                view = nxt[dst]
+                ufunc(view, cur[src], out=view)
         cur = nxt
+    if late:
+        ufunc(out, start, out=out)
 
 
 @functools.lru_cache(maxsize=1024)

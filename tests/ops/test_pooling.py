@@ -247,6 +247,25 @@ def test_max_pool_ties_go_to_the_first_maximum():
     assert _np(y).item() == 2
 
 
+@pytest.mark.parametrize('pad, convention', [((0, 0), 'valid'), ((0, 0), 'full'),
+                                              ((1, 0), 'valid'), ((1, 1), 'full')])
+def test_max_pool_nan_and_infinities(pad, convention):
+    # MXNet's running maximum starts at the lowest float: NaN is skipped, an all-NaN window and
+    # one of -inf give the lowest float, +inf stays; with and without windows past the border
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 9, 8)).astype(np.float32)
+    x[0, 0, :3, :3] = np.nan
+    x[0, 1, 2:6, 1:4] = -np.inf
+    x[1, 2, 4, 4] = np.inf
+    x[1, 0, ::2, ::3] = np.nan
+    got = _np(nd.Pooling(nd.array(x), kernel=(3, 3), stride=(2, 2), pad=pad,
+                         pooling_convention=convention))
+    lowest = np.finfo(np.float32).min
+    want = pool_ref(np.where(np.isnan(x) | (x < lowest), lowest, x), kernel=(3, 3),
+                    stride=(2, 2), pad=pad, pooling_convention=convention)
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
 @pytest.mark.parametrize('p,out,grad', [
     (1, [[1., -2.5], [1., 0.5]], np.ones((2, 4))),
     (3, [[1.9129312, -2.9953632], [1.481248, 1.9682486]],
