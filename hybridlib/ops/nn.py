@@ -549,16 +549,27 @@ class Dropout:
     output_names = ('output', 'mask')
     backward_node = BackwardNode(('ograd0', 'out1'))
 
-    def compute(xp, attrs, data, is_train=False):
-        mshape = _dropout_mask_shape(attrs, data.shape)
-        if not (is_train or attrs.mode == 'always') or attrs.p == 0:
-            return data.copy(), xp.broadcast_to(xp.ones((), dtype=data.dtype), mshape)
-        keep = 1.0 - attrs.p
-        draw = np.float64 if data.dtype == np.float64 else np.float32
-        r = rng.generator(xp).random(mshape, dtype=draw)
-        mask = (r < keep).astype(data.dtype)
-        mask *= data.dtype.type(1.0 / keep if keep > 0 else 0.0)
-        return data * mask, mask
+    def specialise(xp, attrs, shapes, dtypes, is_train):
+        dtype = np.dtype(dtypes[0])
+        mshape = _dropout_mask_shape(attrs, tuple(shapes[0]))
+        if not (is_train or attrs['mode'] == 'always') or attrs['p'] == 0:
+            ones = xp.broadcast_to(xp.ones((), dtype=dtype), mshape)     # read-only
+
+            def identity(data, out=None):
+                if out is None:
+                    return data.copy(), ones
+                out[...] = data
+                return out, ones
+            return identity
+        keep = 1.0 - attrs['p']
+        draw = np.float64 if dtype == np.float64 else np.float32
+        scale = dtype.type(1.0 / keep if keep > 0 else 0.0)
+
+        def dropout(data, out=None):
+            mask = (rng.generator(xp).random(mshape, dtype=draw) < keep).astype(dtype)
+            mask *= scale
+            return xp.multiply(data, mask, out=out), mask
+        return dropout
 
     def infer_shape(attrs, data):
         if data is None:

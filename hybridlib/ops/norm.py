@@ -38,6 +38,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from .attrs import UINT32_MAX, Bool, Count, Float, Int, Str
+from .reduce import _mean
 from .registry import (BackwardNode, ChannelRows, LEGACY, add_gradients, merge_shape,
                        normalize_axis, register, workspace)
 
@@ -476,10 +477,12 @@ def _gpu_backward_batch_norm(xp, data, axis, count, eps, fix, batch):
 # LayerNorm, InstanceNorm, GroupNorm
 # -------------------------------------------------------------------------------------------------
 
-def _mean_var(x, red):
-    mean = x.mean(axis=red, keepdims=True)
+def _mean_var(xp, x, red):
+    """The mean of x over the axes ``red`` (a tuple), x minus it, and the variance (keepdims):
+    numpy's mean without its Python checks (reduce.py), the same bits."""
+    mean = _mean(xp, x, red)
     xc = x - mean
-    return mean, xc, (xc * xc).mean(axis=red, keepdims=True)
+    return mean, xc, _mean(xp, xc * xc, red)
 
 
 @register('LayerNorm')
@@ -515,7 +518,7 @@ class LayerNorm:
     def compute(xp, attrs, data, gamma, beta):
         axis = attrs.axis % data.ndim
         wdt = _work_dtype(data.dtype)
-        mean, xc, var = _mean_var(data.astype(wdt, copy=False), axis)
+        mean, xc, var = _mean_var(xp, data.astype(wdt, copy=False), (axis,))
         std = xp.sqrt(var + attrs.eps)
         bshape = _bshape(data.ndim, axis, data.shape[axis])
         out = xc / std * gamma.reshape(bshape) + beta.reshape(bshape)
@@ -567,7 +570,7 @@ class InstanceNorm:
 
     def compute(xp, attrs, data, gamma, beta):
         red = tuple(range(2, data.ndim))
-        mean, xc, var = _mean_var(data.astype(_work_dtype(data.dtype), copy=False), red)
+        mean, xc, var = _mean_var(xp, data.astype(_work_dtype(data.dtype), copy=False), red)
         bshape = _bshape(data.ndim, 1, data.shape[1])
         out = xc / xp.sqrt(var + attrs.eps) * gamma.reshape(bshape) + beta.reshape(bshape)
         stat = data.shape[:2]
@@ -626,7 +629,7 @@ class GroupNorm:
         groups = attrs.num_groups
         grouped = data.astype(_work_dtype(data.dtype), copy=False).reshape(
             data.shape[0], groups, -1)
-        mean, xc, var = _mean_var(grouped, 2)
+        mean, xc, var = _mean_var(xp, grouped, (2,))
         std = xp.sqrt(var + attrs.eps)
         out = xc / std * gamma.reshape(1, groups, 1) + beta.reshape(1, groups, 1)
         stat = (data.shape[0], groups)

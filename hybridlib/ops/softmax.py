@@ -96,17 +96,24 @@ def _runs_in_onednn(attrs, dtype, ndim):
 
 
 def _softmax_specialise(log):
-    """``specialise`` of softmax (``log`` False) and log_softmax: oneDNN's rows without NaN or
-    infinity by ``_finite_softmax`` straight away, everything else by ``softmax_forward``."""
+    """``specialise`` of softmax (``log`` False) and log_softmax: float32 rows along the last
+    axis by ``_finite_softmax`` straight away where their maxima are finite (there oneDNN and
+    MXNet's plain loop agree: no NaN or infinity to treat apart; entries past a ``length`` are
+    -inf, which gives 0), everything else by ``softmax_forward``."""
     def specialise(xp, attrs, shapes, dtypes, is_train):
         shape = tuple(shapes[0])
         axis = normalize_axis(attrs.axis, len(shape))
         onednn = _runs_in_onednn(attrs, np.dtype(dtypes[0]), len(shape))
-        rows = (math.prod(shape[:-1]), shape[-1]) if onednn and math.prod(shape) else None
+        short = (np.dtype(dtypes[0]) == np.float32 and axis == len(shape) - 1
+                 and attrs.temperature in (None, 1) and math.prod(shape) > 0
+                 and (attrs.dtype is None or attrs.dtype == np.float32))
+        rows = (math.prod(shape[:-1]), shape[-1]) if short else None
 
         def softmax(data, length=None, out=None):
             if rows is not None:
-                result = _finite_softmax(xp, data.reshape(rows), log,
+                x = data if length is None else \
+                    xp.where(xp.arange(rows[1]) < length[..., None], data, -np.inf)
+                result = _finite_softmax(xp, x.reshape(rows), log,
                                          None if out is None else out.reshape(rows))
                 if result is not None:
                     return out if out is not None else result.reshape(shape)

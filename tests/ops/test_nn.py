@@ -564,6 +564,34 @@ def test_softmax_length_and_dtype_rules():
     assert nd.log_softmax(nd.ones((2, 2), dtype='float16'), dtype='float32').dtype == np.float32
 
 
+@pytest.mark.parametrize('axis', [-1, 1])
+def test_softmax_length_with_nan_and_infinity(axis):
+    # MXNet's loop: a row holding NaN or +inf within its length is NaN there, entries past the
+    # length are 0 whatever they hold, a length of 0 gives zeros; the rows without them are
+    # the plain softmax of their first length entries (the last axis has a shorter path)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 6, 6)).astype(np.float32)
+    length = rng.integers(1, 8, (4, 6)).astype(np.int32)
+    length[0, 0], length[1, 1], length[2, 2] = 0, 3, 2
+    x[1, 1, 4] = np.nan                  # past its length
+    x[2, 2, 1] = np.inf                  # within
+    x[3, 3, 0] = np.nan
+    length[3, 3] = 6
+    xt = x if axis == -1 else x.transpose(0, 2, 1).copy()
+    got = nd.softmax(nd.array(xt), nd.array(length, dtype='int32'), axis=axis,
+                     use_length=True).asnumpy()
+    got = got if axis == -1 else got.transpose(0, 2, 1)
+    for i, j in np.ndindex(4, 6):
+        k = min(length[i, j], 6)
+        row = x[i, j, :k].astype(np.float64)
+        want = np.zeros(6)
+        if not np.isfinite(row).all():
+            want[:k] = np.nan
+        elif k:
+            want[:k] = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        np.testing.assert_allclose(got[i, j], want, rtol=1e-5, atol=1e-7, err_msg=f'{i, j}')
+
+
 @pytest.mark.parametrize('op', [nd.softmax, nd.log_softmax])
 def test_softmax_rows_without_nan_or_infinity_as_beside_them(op):
     # finite rows take a shorter path than a batch with NaN or infinity (oneDNN's rules):
