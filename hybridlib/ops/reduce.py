@@ -277,13 +277,14 @@ def _trailing_rows(shape, axes):
 
 
 def _extremum(ufunc):
-    def reduce(xp, data, axes):
+    """The reducer of max (``ufunc`` maximum) or min: ``row_extremum`` over trailing axes."""
+    def extremum(xp, data, axes):
         rows = _trailing_rows(data.shape, axes)
         if rows is None:
             return ufunc.reduce(data, axis=axes, keepdims=True)
         return row_extremum(xp, ufunc, data.reshape(rows)).reshape(
             reduced_shape(data.shape, axes, True))
-    return reduce
+    return extremum
 
 
 def _reduce_attrs(attrs):

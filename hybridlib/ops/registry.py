@@ -85,6 +85,8 @@ _BY_NAME = {}      # canonical names and aliases -> OpDef
 
 
 _DICT_NAMES = frozenset(dir(dict))
+_dict_item = dict.__getitem__
+_object_attribute = object.__getattribute__
 
 
 class Params(dict):
@@ -104,14 +106,11 @@ class Params(dict):
         return _object_attribute(self, name)
 
     def __getattr__(self, name):
+        # (reached by subclasses that look up their own attributes first: CustomParams)
         try:
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
-
-
-_dict_item = dict.__getitem__
-_object_attribute = object.__getattribute__
 
 
 # ---------------------------------------------------------------------------------------------
