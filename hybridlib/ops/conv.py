@@ -30,7 +30,7 @@ import numpy as np
 from ..base import DTypeError, ShapeError
 from . import conv_gpu, conv_last, tuning
 from .attrs import Bool, Count, Int, Shape, Str
-from .registry import (BackwardNode, ChannelRows, merge_shape, register, same_dtype,
+from .registry import (BackwardNode, ChannelRows, merge_shape, output, register, same_dtype,
                        workspace)
 
 __all__ = []
@@ -835,11 +835,7 @@ class _backward_Convolution_bias:
         rows = ChannelRows(tuple(shapes[0]), _channel_axis(attrs, len(shapes[0])))
 
         def bias_gradient(data, out=None):
-            sums = rows.sums(xp, rows(data))
-            if out is None:
-                return sums
-            out[...] = sums
-            return out
+            return output(rows.sums(xp, rows(data)), out)
         return bias_gradient
 
     def gradient(F, attrs, inputs, outputs, ograds):

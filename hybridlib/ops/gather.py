@@ -18,7 +18,8 @@ import numpy as np
 
 from ..base import MXNetError, NotSupportedError, ShapeError, DTypeError, DEFAULT_DTYPE
 from .attrs import INT32_MAX, Bool, DType, Float, Int, Shape, Str
-from .registry import BackwardNode, merge_shape, normalize_axis, register, zero_gradient
+from .registry import (BackwardNode, merge_shape, normalize_axis, output, register,
+                       zero_gradient)
 
 __all__ = []
 
@@ -276,11 +277,7 @@ class pick:
         out_shape, _, positions = _pick_positions(xp, attrs, shapes[0])
 
         def pick(data, index, out=None):
-            picked = data[positions(index)]
-            if out is None:
-                return picked.reshape(out_shape)
-            out.reshape(picked.shape)[...] = picked
-            return out
+            return output(data[positions(index)], out, out_shape)
         return pick
 
     def infer_shape(attrs, data, index):

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..base import ShapeError
 from .attrs import Bool, DType, Int, Shape
-from .registry import (BackwardNode, OpDef, ZEROS, merge_shape, normalize_axis, register,
-                       register_op, zero_gradient)
+from .registry import (BackwardNode, OpDef, ZEROS, merge_shape, normalize_axis, output,
+                       register, register_op, zero_gradient)
 
 __all__ = []
 
@@ -276,15 +276,19 @@ def _trailing_rows(shape, axes):
     return int(np.prod(shape[:kept], dtype=np.int64)), _count(shape, axes)
 
 
-def _extremum(ufunc):
-    """The reducer of max (``ufunc`` maximum) or min: ``row_extremum`` over trailing axes."""
-    def extremum(xp, data, axes):
-        rows = _trailing_rows(data.shape, axes)
+class _Extremum:
+    """The reducer of max (``ufunc`` maximum) or min, made for the shapes at hand
+    (``for_shape``): ``row_extremum`` over trailing axes."""
+
+    def __init__(self, ufunc):
+        self.ufunc = ufunc
+
+    def for_shape(self, shape, axes):
+        ufunc, rows = self.ufunc, _trailing_rows(shape, axes)
         if rows is None:
-            return ufunc.reduce(data, axis=axes, keepdims=True)
-        return row_extremum(xp, ufunc, data.reshape(rows)).reshape(
-            reduced_shape(data.shape, axes, True))
-    return extremum
+            return lambda xp, data, axes: ufunc.reduce(data, axis=axes, keepdims=True)
+        kept = reduced_shape(shape, axes, True)
+        return lambda xp, data, axes: row_extremum(xp, ufunc, data.reshape(rows)).reshape(kept)
 
 
 def _reduce_attrs(attrs):
@@ -326,15 +330,16 @@ def _extremum_grad(F, attrs, x, y, g):
 
 _REDUCE_ATTRS = dict(axis=Shape(None), keepdims=Bool(False), exclude=Bool(False))
 
-# name, aliases, reducer(xp, data, axes) -> keepdims result, gradient, what it computes
+# name, aliases, reducer(xp, data, axes) -> keepdims result (or an object whose
+# for_shape(shape, axes) makes one for those shapes), gradient, what it computes
 REDUCTIONS = [
     ('sum', ('sum_axis',), _sum, _sum_grad, 'The sum'),
     ('mean', (), _mean, _mean_grad, 'The mean'),
     ('prod', (), _prod, _prod_grad, 'The product'),
     ('nansum', (), _nansum, _nansum_grad, 'The sum, NaNs counted as 0,'),
     ('nanprod', (), _nanprod, _nanprod_grad, 'The product, NaNs counted as 1,'),
-    ('max', ('max_axis',), _extremum(np.maximum), _extremum_grad, 'The maximum'),
-    ('min', ('min_axis',), _extremum(np.minimum), _extremum_grad, 'The minimum'),
+    ('max', ('max_axis',), _Extremum(np.maximum), _extremum_grad, 'The maximum'),
+    ('min', ('min_axis',), _Extremum(np.minimum), _extremum_grad, 'The minimum'),
 ]
 # reductions whose result is the element itself when it reduces one element
 _ITSELF_WHEN_ONE = ('sum', 'mean', 'prod', 'max', 'min')
@@ -353,6 +358,7 @@ def _reduction_op(name, aliases, reducer, grad, what):
         axes = reduce_axes(attrs.axis, attrs.exclude, len(shape))
         out_shape = reduced_shape(shape, axes, attrs.keepdims)
         half = dtype == np.float16
+        reduce = reducer.for_shape(shape, axes) if hasattr(reducer, 'for_shape') else reducer
         if name in _ITSELF_WHEN_ONE and _count(shape, axes) == 1:
             def itself(data, out=None):
                 if out is None:
@@ -364,11 +370,8 @@ def _reduction_op(name, aliases, reducer, grad, what):
         def reduction(data, out=None):
             # float16 overflows to inf, as in MXNet (a context per call: bodies run in threads)
             with np.errstate(over='ignore') if half else contextlib.nullcontext():
-                result = reducer(xp, data, axes).astype(dtype, copy=False)
-            if out is None:
-                return result.reshape(out_shape)
-            out.reshape(result.shape)[...] = result
-            return out
+                result = reduce(xp, data, axes).astype(dtype, copy=False)
+            return output(result, out, out_shape)
         return reduction
 
     def gradient(F, attrs, inputs, outputs, ograds):

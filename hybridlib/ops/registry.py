@@ -78,7 +78,7 @@ from .attrs import REQUIRED, Attr, format_value, parse_error
 __all__ = ['OpDef', 'Params', 'BackwardNode', 'CLONE', 'ZEROS', 'LEGACY', 'register',
            'register_op', 'get', 'find', 'list_ops', 'REGISTRY', 'same_shape', 'same_dtype',
            'merge_shape', 'known', 'broadcast_shape', 'zero_gradient', 'add_gradients',
-           'normalize_axis', 'unknown_op_error', 'workspace']
+           'normalize_axis', 'unknown_op_error', 'workspace', 'output']
 
 REGISTRY = {}      # canonical name -> OpDef
 _BY_NAME = {}      # canonical names and aliases -> OpDef
@@ -196,6 +196,16 @@ def add_gradients(a, b):
     if a is None:
         return b
     return a if b is None else a + b
+
+
+def output(result, out, shape=None):
+    """Output 0 of a body that computes ``result`` as a new array: ``result`` (reshaped to
+    ``shape`` when given), or, when the caller gives a buffer ``out`` (as many elements),
+    ``result`` written into it and ``out`` returned."""
+    if out is None:
+        return result if shape is None else result.reshape(shape)
+    out.reshape(result.shape)[...] = result
+    return out
 
 
 _scratch = threading.local()

@@ -18,7 +18,7 @@ from .attrs import Bool, BoolOrNone, DType, Float, Int, Str
 from .elemwise import not_differentiable_twice
 from .nn import _prod
 from .reduce import row_extremum
-from .registry import BackwardNode, merge_shape, normalize_axis, register
+from .registry import BackwardNode, merge_shape, normalize_axis, output, register
 
 __all__ = []
 
@@ -86,13 +86,19 @@ def softmax_forward(xp, data, axis, temperature=None, negate=False, log=False, l
         return z.astype(out_dtype, copy=False)
 
 
-def _runs_in_onednn(attrs, dtype, ndim):
-    """Whether MXNet's CPU hands this softmax or log_softmax of ``ndim``-d data of ``dtype``
-    to oneDNN (SupportMKLDNNSoftmax): float32 in and out, no temperature (not even 1), the last
-    axis of 1-d to 4-d data, no length."""
-    return (dtype == np.float32 and attrs.temperature is None and not attrs.use_length
-            and (attrs.dtype is None or attrs.dtype == np.float32) and 1 <= ndim <= 4
+def _float32_rows(attrs, dtype, ndim):
+    """Whether a softmax of ``ndim``-d data of ``dtype`` runs along the last axis, float32 in
+    and out."""
+    return (dtype == np.float32 and (attrs.dtype is None or attrs.dtype == np.float32)
             and normalize_axis(attrs.axis, ndim) == ndim - 1)
+
+
+def _runs_in_onednn(attrs, dtype, ndim):
+    """Whether MXNet's CPU hands this softmax or log_softmax to oneDNN (SupportMKLDNNSoftmax):
+    float32 rows (``_float32_rows``) of 1-d to 4-d data, no temperature (not even 1), no
+    length."""
+    return (_float32_rows(attrs, dtype, ndim) and attrs.temperature is None
+            and not attrs.use_length and 1 <= ndim <= 4)
 
 
 def _softmax_specialise(log):
@@ -101,28 +107,25 @@ def _softmax_specialise(log):
     MXNet's plain loop agree: no NaN or infinity to treat apart; entries past a ``length`` are
     -inf, which gives 0), everything else by ``softmax_forward``."""
     def specialise(xp, attrs, shapes, dtypes, is_train):
-        shape = tuple(shapes[0])
+        shape, dtype = tuple(shapes[0]), np.dtype(dtypes[0])
         axis = normalize_axis(attrs.axis, len(shape))
-        onednn = _runs_in_onednn(attrs, np.dtype(dtypes[0]), len(shape))
-        short = (np.dtype(dtypes[0]) == np.float32 and axis == len(shape) - 1
-                 and attrs.temperature in (None, 1) and math.prod(shape) > 0
-                 and (attrs.dtype is None or attrs.dtype == np.float32))
+        onednn = _runs_in_onednn(attrs, dtype, len(shape))
+        short = _float32_rows(attrs, dtype, len(shape)) and attrs.temperature in (None, 1) \
+            and math.prod(shape) > 0
         rows = (math.prod(shape[:-1]), shape[-1]) if short else None
+        steps = xp.arange(shape[-1]) if short and attrs.use_length else None
 
         def softmax(data, length=None, out=None):
             if rows is not None:
                 x = data if length is None else \
-                    xp.where(xp.arange(rows[1]) < length[..., None], data, -np.inf)
+                    xp.where(steps < length[..., None], data, -np.inf)
                 result = _finite_softmax(xp, x.reshape(rows), log,
                                          None if out is None else out.reshape(rows))
-                if result is not None:
+                if result is not None:      # (computed in out when given)
                     return out if out is not None else result.reshape(shape)
-            result = softmax_forward(xp, data, axis, attrs.temperature, log=log, length=length,
-                                     out_dtype=attrs.dtype, onednn=onednn)
-            if out is None:
-                return result
-            out[...] = result
-            return out
+            return output(softmax_forward(xp, data, axis, attrs.temperature, log=log,
+                                          length=length, out_dtype=attrs.dtype, onednn=onednn),
+                          out)
         return softmax
     return specialise
 

@@ -105,8 +105,11 @@ class Tuned:
     def __init__(self, key, paths):
         self.key, self.paths = repr(key), tuple(paths)
         with _lock:
-            index = _choices().get(self.key)
-        self.run = self.paths[index] if index is not None and index < len(self.paths) else None
+            self.run = self._path(_choices().get(self.key))
+
+    def _path(self, index):
+        """The path of a kept choice; None for none, or for one that names no path here."""
+        return self.paths[index] if index is not None and index < len(self.paths) else None
 
     def __call__(self, a, b, out):
         run = self.run
@@ -118,7 +121,7 @@ class Tuned:
         with _lock:
             chosen = _choices()
             index = chosen.get(self.key)
-            if index is None or index >= len(self.paths):
+            if self._path(index) is None:
                 if self.force is not None:
                     index = self.force
                 elif len(self.paths) == 1 or not enabled():
