@@ -16,6 +16,7 @@ from ..base import NotSupportedError, ShapeError
 from .attrs import Bool, Int, Shape, Str
 from .conv import (Geom, _POOL_LAYOUTS, _S, _check_rank, _check_window, _expand, _float_types,
                    _from_cf, _is_channel_last, _join, _kw, _split, _taps, _to_cf)
+from . import tuning
 from .registry import BackwardNode, merge_shape, register, workspace
 
 __all__ = []
@@ -142,9 +143,37 @@ def _separable(xp, ufunc, start, x, cfg, out):
     """Reduce the windows of x into ``out`` with ``ufunc`` (fmax, add) one spatial axis at a
     time: sum(k) passes instead of prod(k), the first ones over contiguous rows.
 
-    Each pass starts from ``start``. For fmax, which is associative, a pass may instead start
-    from a copy of a tap that reaches every output (none is missing at the border) and ``start``
-    joins once at the end: one pass fewer per axis, the same values (NaN included)."""
+    Each pass starts from ``start``. A pass may instead start from the ufunc of two taps that
+    reach every output (none is missing at the border; ``_leading_taps``), or a copy of one:
+    two passes fewer per axis. For fmax, which is associative, ``start`` then joins once at
+    the end: the same values (NaN included).
+
+    Large inputs go through in blocks of channels that stay in a core's cache between the
+    passes (``_maps_per_block``): the passes then read the cache instead of memory."""
+    maps = _maps_per_block(xp, x)
+    if maps is None:
+        _separable_block(xp, ufunc, start, x, cfg, out)
+        return
+    n, c = x.shape[:2]
+    for i in range(n):
+        for j in range(0, c, maps):
+            block = (slice(i, i + 1), slice(j, j + maps))
+            _separable_block(xp, ufunc, start, x[block], cfg, out[block])
+
+
+def _maps_per_block(xp, x):
+    """How many (H, W) maps of x one block of ``_separable`` takes: a quarter of the level-2
+    cache of input, with room for the passes' results (a block of a quarter measured fastest on
+    2 MiB and 1 MiB caches, half as fast at the whole cache); None when x is that small, or
+    is not a numpy array."""
+    budget = tuning.l2_cache_bytes() // 4
+    if xp is not np or x.nbytes <= 2 * budget:
+        return None
+    return max(1, budget // (x[0, 0].size * x.itemsize))
+
+
+def _separable_block(xp, ufunc, start, x, cfg, out):
+    """``_separable`` on x as one block."""
     nd = len(cfg.grid)
     cur = x
     late = False
@@ -153,21 +182,32 @@ def _separable(xp, ufunc, start, x, cfg, out):
         nxt = out if d == nd - 1 else \
             workspace(xp, shape, x.dtype) if d == 0 else xp.empty(shape, x.dtype)
         taps = _axis_taps(cfg.geo, d, nd, cur.shape[2 + d], cfg.grid[d])
-        whole = slice(0, cfg.grid[d])
-        first = next((i for i, (dst, _) in enumerate(taps) if dst[2 + d] == whole), None) \
-            if ufunc is xp.fmax else None
-        if first is None:
-            nxt.fill(start)
+        lead = _leading_taps(xp, ufunc, taps, 2 + d, cfg.grid[d])
+        if len(lead) == 2:
+            ufunc(cur[taps[lead[0]][1]], cur[taps[lead[1]][1]], out=nxt)
+        elif lead:
+            xp.copyto(nxt, cur[taps[lead[0]][1]])
         else:
-            xp.copyto(nxt, cur[taps[first][1]])
-            late = True
+            nxt.fill(start)
+        late = late or (bool(lead) and ufunc is xp.fmax)
         for i, (dst, src) in enumerate(taps):
-            if i != first:
+            if i not in lead:
                 view = nxt[dst]
                 ufunc(view, cur[src], out=view)
         cur = nxt
     if late:
         ufunc(out, start, out=out)
+
+
+def _leading_taps(xp, ufunc, taps, axis, m):
+    """The taps a pass starts from instead of ``start``: up to two that reach every output
+    (their first ufunc makes the pass's result). Any two for fmax; for add only the first two
+    in order, which keeps the order of the sum (0 + a + b adds a and b; only a zero's sign
+    may differ)."""
+    whole = [i for i, (dst, _) in enumerate(taps) if dst[axis] == slice(0, m)]
+    if ufunc is xp.fmax:
+        return whole[:2]
+    return [0, 1] if whole[:2] == [0, 1] else []
 
 
 @functools.lru_cache(maxsize=1024)

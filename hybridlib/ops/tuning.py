@@ -13,6 +13,7 @@ numbers to the bit, and skips the timing. ``HYBRIDLIB_TUNE_FILE=''`` keeps them 
 only; ``HYBRIDLIB_TUNE=0`` turns the timing off (the first path, the rule-based one, is
 taken).
 """
+import functools
 import hashlib
 import json
 import os
@@ -51,6 +52,25 @@ def _machine():
         pass
     text = f'{model}|{os.cpu_count()}|{platform.machine()}|{np.__version__}|{_PATHS_VERSION}'
     return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def l2_cache_bytes():
+    """The size of a core's level-2 cache, which engines that work through large arrays in
+    blocks size their blocks by (Linux reports it; 1 MiB elsewhere)."""
+    path = '/sys/devices/system/cpu/cpu0/cache'
+    try:
+        for entry in sorted(os.listdir(path)):
+            with open(os.path.join(path, entry, 'level')) as f:
+                if f.read().strip() != '2':
+                    continue
+            with open(os.path.join(path, entry, 'size')) as f:
+                size = f.read().strip().upper()
+            scale = {'K': 1 << 10, 'M': 1 << 20}.get(size[-1:], 1)
+            return int(size.rstrip('KM')) * scale
+    except (OSError, ValueError):
+        pass
+    return 1 << 20
 
 
 def _file():

@@ -279,3 +279,26 @@ def test_lp_pooling_matches_mxnet(p, out, grad):
     y.backward(nd.ones_like(y))
     np.testing.assert_allclose(_np(y)[0, 0], out, rtol=1e-6)
     np.testing.assert_allclose(_np(x.grad)[0, 0], grad, rtol=1e-6)
+
+
+@pytest.mark.parametrize('pool_type', ['max', 'avg', 'sum'])
+@pytest.mark.parametrize('layout', ['NCHW', 'NHWC'])
+def test_pooling_in_blocks_of_channels(monkeypatch, pool_type, layout):
+    # large inputs are pooled a few channels at a time (blocks sized by the level-2 cache): a
+    # tiny cache makes these inputs large, and the blocks must give what one pass gives
+    from hybridlib.ops import pooling, tuning
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 9, 11)).astype(np.float32)
+    x[1, 3, :3, :3] = np.nan
+    xin = x.transpose(0, 2, 3, 1).copy() if layout == 'NHWC' else x
+    kw = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type=pool_type, layout=layout)
+    whole = _np(nd.Pooling(nd.array(xin), **kw))
+    monkeypatch.setattr(tuning, 'l2_cache_bytes', lambda: 4 * 9 * 11 * 4 * 2)
+    assert pooling._maps_per_block(np, x) == 2
+    blocked = _np(nd.Pooling(nd.array(xin), **kw))
+    np.testing.assert_array_equal(blocked, whole)
+    if layout == 'NHWC':
+        blocked = blocked.transpose(0, 3, 1, 2)
+    want = pool_ref(np.where(np.isnan(x), np.finfo(np.float32).min, x) if pool_type == 'max'
+                    else x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type=pool_type)
+    np.testing.assert_allclose(blocked, want, rtol=1e-6, atol=1e-6)
