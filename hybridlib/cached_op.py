@@ -107,13 +107,20 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     for entry in targets:
         target_names[entry] = namer.name('_target')
         params.append(f'{target_names[entry]}=None')
-    assign, buffers, _ = plan_buffers(nodes, outputs, shapes, dtypes) \
-        if static_alloc else ({}, [], {})
+    assign, buffers, _, views = plan_buffers(nodes, outputs, shapes, dtypes) \
+        if static_alloc else ({}, [], {}, {})
     buffer_names = []
     for shape, dtype in buffers:
         name = namer.name('_buf')
         g[name] = xp.empty(shape, dtype=dtype)
         buffer_names.append(name)
+    view_names = {}             # values written into a part of a buffer (a joined Concat's)
+    for entry, (b, chain) in views.items():
+        view = g[buffer_names[b]]
+        for index in chain:
+            view = view[index]
+        view_names[entry] = namer.name('_view')
+        g[view_names[entry]] = view
     last_use = {}
     for i, node in enumerate(nodes):
         for e in node.inputs:
@@ -124,14 +131,19 @@ def _generate(fn_name, args, nodes, outputs, shapes, dtypes, is_train, namer, xp
     for i, node in enumerate(nodes):
         ins = ', '.join(local[e] for e in node.inputs)
         buffer = assign.get((node, 0))
+        view = view_names.get((node, 0))
         if node.op.reshapes and node.num_outputs == 1 and (node, 0) not in keep \
                 and shapes.get((node, 0)) and 0 not in shapes[(node, 0)]:
             # a view: the planner groups it with its input, so the memory lives long enough
             call = f'{local[node.inputs[0]]}.reshape({tuple(shapes[(node, 0)])})'
+        elif view is not None and node.op.name == 'Concat':
+            call = view         # its inputs were written into their slices of it
         else:
             fn = namer.name(node.op.name)
             g[fn] = _node_body(node, shapes, dtypes, is_train, xp)
-            if buffer is not None:
+            if view is not None:
+                ins += (', ' if ins else '') + f'out={view}'
+            elif buffer is not None:
                 ins += (', ' if ins else '') + f'out={buffer_names[buffer]}'
             elif (node, 0) in target_names:
                 ins += (', ' if ins else '') + f'out={target_names[(node, 0)]}'

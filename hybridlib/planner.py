@@ -14,6 +14,13 @@ What the plan must never do is overwrite memory that is still visible. Two rules
   output extends the life of its inputs' buffers (they form one *alias group*, released
   together); a body that takes ``out=`` promises fresh outputs without one, and every output
   but the first fresh with one.
+
+A ``Concat`` whose slices of the output are contiguous (every axis before the joined one has
+size 1: a batch of one along channels) costs no copy: its inputs are written straight into
+their slices of its buffer (``_placements``), and the node itself runs nothing. Its inputs must
+be values the plan pools, each joined once; a joined value that is itself such a Concat is
+placed with its inputs (DenseNet's growing features: one buffer for a whole block). The buffer
+is held from the first input written to the last read of any of them.
 """
 
 __all__ = ['plan_buffers', 'writes_into']
@@ -50,7 +57,9 @@ def plan_buffers(nodes, keep, shapes, dtypes):
 
     ``keep`` are the entries the function returns, ``shapes`` and ``dtypes`` the inferred values
     per entry. Returns ``({entry: buffer index}, [(shape, dtype) per buffer],
-    {entry: True if written in place})``.
+    {entry: True if written in place}, {entry: (buffer index, [index, ...])})``: the last are
+    the values written into a part of a buffer, ``buffer[index][index]...``, the joined values
+    of a Concat and the Concat's own output (``_placements``), whose nodes run nothing.
     """
     keep = set(keep)
     last_use = {}
@@ -80,10 +89,18 @@ def plan_buffers(nodes, keep, shapes, dtypes):
             end = end_of_time if e in keep else last_use.get(e, i)
             root = groups.find(e)
             group_end[root] = max(group_end.get(root, -1), end)
+    placed = _placements(nodes, candidates, keep, shapes, dtypes)
     buffers = []                # [shape, dtype, busy until (inclusive)]
-    assign, in_place = {}, {}
+    assign, in_place, roots = {}, {}, {}
     for i, node in enumerate(nodes):
         entry = (node, 0)
+        if entry in placed:
+            root = _root(placed, entry)
+            if root not in roots:       # its first input: the Concat's buffer from here on
+                key = (tuple(shapes[root]), dtypes[root])
+                roots[root] = _free_buffer(buffers, key, i)
+                buffers[roots[root]][2] = group_end[groups.find(root)]
+            continue
         if entry not in candidates:
             continue
         key = (tuple(shapes[entry]), dtypes[entry])
@@ -98,16 +115,64 @@ def plan_buffers(nodes, keep, shapes, dtypes):
                 in_place[entry] = True
                 break
         if chosen is None:
-            for b, (shape, dtype, busy) in enumerate(buffers):
-                if (shape, dtype) == key and busy < i:
-                    chosen = b
-                    break
-        if chosen is None:
-            chosen = len(buffers)
-            buffers.append([key[0], key[1], -1])
+            chosen = _free_buffer(buffers, key, i)
         buffers[chosen][2] = max(buffers[chosen][2], end)
         assign[entry] = chosen
-    return assign, [(shape, dtype) for shape, dtype, _ in buffers], in_place
+    views = {}
+    for entry in placed:
+        chain, root = [], entry
+        while root in placed and placed[root] is not None:
+            root, index = placed[root]
+            chain.append(index)
+        views[entry] = (roots[root], chain[::-1])
+    return assign, [(shape, dtype) for shape, dtype, _ in buffers], in_place, views
+
+
+def _free_buffer(buffers, key, i):
+    """A buffer of ``key`` (shape, dtype) that nothing reads from node ``i`` on; a new one if
+    none is."""
+    for b, (shape, dtype, busy) in enumerate(buffers):
+        if (shape, dtype) == key and busy < i:
+            return b
+    buffers.append([key[0], key[1], -1])
+    return len(buffers) - 1
+
+
+def _placements(nodes, candidates, keep, shapes, dtypes):
+    """The Concats that cost no copy (see the module's docstring): {entry: (the Concat's
+    entry, its index there)} for each value written into its slice of a Concat's output, and
+    {entry: None} for the outermost Concats' outputs, which get the buffers."""
+    joined = {}
+    for node in nodes:
+        if node.op.name == 'Concat':
+            for e in node.inputs:
+                joined[e] = joined.get(e, 0) + 1
+    placed = {}
+    for node in nodes:
+        entry = (node, 0)
+        shape, dtype = shapes.get(entry), dtypes.get(entry)
+        if node.op.name != 'Concat' or entry in keep or shape is None or 0 in shape \
+                or dtype is None or dtype.kind != 'f':
+            continue
+        axis = node.params.dim % len(shape)
+        if any(d != 1 for d in shape[:axis]) or not all(
+                joined[e] == 1 and e[1] == 0 and dtypes.get(e) == dtype
+                and (e in candidates or e in placed) for e in node.inputs):
+            continue
+        offset = 0
+        for e in node.inputs:
+            size = shapes[e][axis]
+            placed[e] = (entry, (slice(None),) * axis + (slice(offset, offset + size),))
+            offset += size
+        placed[entry] = None
+    return placed
+
+
+def _root(placed, entry):
+    """The outermost Concat output that ``entry`` is written into."""
+    while placed[entry] is not None:
+        entry = placed[entry][0]
+    return entry
 
 
 def _alias_groups(nodes, pooled):

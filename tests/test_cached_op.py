@@ -171,10 +171,65 @@ def test_planner_reuses_buffers_and_works_in_place():
     shapes = infer_graph(nodes + [n for n in topo_nodes(graph._outputs) if n.op is None],
                          'shape', {'x': (4, 4)})
     dtypes = infer_graph(topo_nodes(graph._outputs), 'dtype', {'x': np.float32})
-    assign, buffers, in_place = plan_buffers(nodes, graph._outputs, shapes, dtypes)
+    assign, buffers, in_place, _ = plan_buffers(nodes, graph._outputs, shapes, dtypes)
     assert len(buffers) == 1                 # a chain of elementwise ops needs one buffer
     assert len(assign) == len(nodes) - 1     # all but the returned value
     assert len(in_place) == len(nodes) - 2   # all but the first write in place
+
+
+def _plan_of(graph, shapes_in):
+    from hybridlib.graph import infer_graph
+    every = topo_nodes(graph._outputs)
+    nodes = [n for n in every if n.op is not None]
+    shapes = infer_graph(every, 'shape', shapes_in)
+    dtypes = infer_graph(every, 'dtype', {k: np.float32 for k in shapes_in})
+    return nodes, plan_buffers(nodes, graph._outputs, shapes, dtypes)
+
+
+def _dense_block(x, layers, joined_twice=False):
+    """DenseNet's growing features: each layer's output joined to everything before it."""
+    feats = sym.relu(x * 2)
+    for i in range(layers):
+        new = sym.exp(sym.tanh(feats) * (i + 1))
+        feats = sym.concat(feats, new, dim=1)
+    out = sym.sum(feats * 3, axis=(2, 3))
+    if joined_twice:        # ``new`` also joins another Concat: no copy is saved then
+        out = sym.Group([out, sym.sum(sym.concat(new, new * 2, dim=1), axis=(2, 3))])
+    return out
+
+
+@pytest.mark.parametrize('batch,joined_twice', [(1, False), (2, False), (1, True)])
+def test_concat_writes_its_inputs_into_its_slices(batch, joined_twice):
+    x = sym.var('x')
+    graph = _dense_block(x, 3, joined_twice)
+    nodes, (assign, buffers, _, views) = _plan_of(graph, {'x': (batch, 2, 3, 3)})
+    concats = [n for n in nodes if n.op.name == 'Concat']
+    placed = [n for n in concats if (n, 0) in views]
+    # a batch of one: every Concat and what it joins share one buffer; a batch of two has no
+    # contiguous slices along channels, and a value joined twice keeps its Concat copying
+    assert len(placed) == (0 if batch > 1 else 2 if joined_twice else 3)
+    assert len({views[e][0] for e in views}) == min(1, len(placed))
+    xv = nd.array(RNG.standard_normal((batch, 2, 3, 3)))
+    want = CachedOp(graph)(xv)
+    op = CachedOp(graph, {'static_alloc': True, 'static_shape': True})
+    for _ in range(2):
+        got = op(xv)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+
+
+def test_a_returned_concat_is_not_written_in_place():
+    # the returned value must be a fresh array per call: its inputs keep their own buffers
+    x = sym.var('x')
+    graph = sym.concat(sym.exp(x), sym.tanh(x), dim=1)
+    _, (_, _, _, views) = _plan_of(graph, {'x': (1, 2, 2)})
+    assert not views
+    op = CachedOp(graph, {'static_alloc': True, 'static_shape': True})
+    first = op(nd.array(np.ones((1, 2, 2))))[0]
+    op(nd.array(np.zeros((1, 2, 2))))
+    np.testing.assert_allclose(first.asnumpy(), np.concatenate([np.full((1, 2, 2), np.e),
+                                                                np.full((1, 2, 2), np.tanh(1))],
+                                                               axis=1), rtol=1e-6)
 
 
 def test_planner_keeps_values_that_an_op_may_alias():
