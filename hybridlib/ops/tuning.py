@@ -29,10 +29,11 @@ from ..serialization import atomic_write
 
 __all__ = []
 
-_RUNS = 2   # timed runs of each path; the fastest counts
+_RUNS = 3   # timed runs of each path, in turns; the fastest counts
 # the paths' order: a choice is an index, so a release that changes the paths of an engine
-# changes this, and the file with it
-_PATHS_VERSION = 1
+# changes this, and the file with it (2: the paths timed in turns after a warm-up; choices
+# made by the first way are timed again)
+_PATHS_VERSION = 2
 _lock = threading.RLock()     # re-entrant: a path timed under it may make engines too
 _chosen = None      # repr(key) -> index of the path; loaded from the file on first use
 
@@ -154,14 +155,16 @@ class Tuned:
         return self.run
 
     def _time(self, a, b, out):
-        best = []
+        # each path once untimed (its workspace and caches warm), then the paths in turns, so
+        # that neither the first run's page faults nor a noisy spell fall on one path alone
         for path in self.paths:
-            seconds = float('inf')
-            for _ in range(_RUNS):
+            path(a, b, out)
+        best = [float('inf')] * len(self.paths)
+        for _ in range(_RUNS):
+            for i, path in enumerate(self.paths):
                 start = time.perf_counter()
                 path(a, b, out)
-                seconds = min(seconds, time.perf_counter() - start)
-            best.append(seconds)
+                best[i] = min(best[i], time.perf_counter() - start)
         return best.index(min(best))
 
 
