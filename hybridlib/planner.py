@@ -13,7 +13,8 @@ What the plan must never do is overwrite memory that is still visible. Two rules
 * an operator that cannot write into a buffer may return its input or a view of it, so its
   output extends the life of its inputs' buffers (they form one *alias group*, released
   together); a body that takes ``out=`` promises fresh outputs without one, and every output
-  but the first fresh with one.
+  but the first fresh with one (except hidden outputs that are output 0 itself,
+  ``hidden_views``, grouped with it).
 
 A ``Concat`` whose slices of the output are contiguous (every axis before the joined one has
 size 1: a batch of one along channels) costs no copy: its inputs are written straight into
@@ -180,6 +181,9 @@ def _alias_groups(nodes, pooled):
     buffer are grouped with its inputs (one that can returns fresh arrays from ``compute``)."""
     groups = _Groups()
     for node in nodes:
+        if node.op.hidden_views:
+            for k in range(1, node.num_outputs):
+                groups.union((node, k), (node, 0))
         if (node, 0) in pooled or writes_into(node):
             continue
         for k in range(node.num_outputs):

@@ -232,6 +232,24 @@ def test_a_returned_concat_is_not_written_in_place():
                                                                axis=1), rtol=1e-6)
 
 
+def test_max_pooling_hidden_output_is_not_a_copy():
+    # max Pooling's hidden output is output 0 itself; the plan keeps them together, so an op
+    # working in place on the pooled value and a second call change no earlier result
+    from hybridlib.ops import registry
+    x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4)
+    out, hidden = registry.get('Pooling').compute(np, registry.get('Pooling').parse_attrs(
+        {'kernel': (2, 2), 'stride': (2, 2)}), x)
+    assert hidden is out
+    data = sym.var('x')
+    graph = sym.exp(sym.Pooling(data, kernel=(2, 2), stride=(2, 2), pool_type='max') * -1)
+    op = CachedOp(graph, {'static_alloc': True, 'static_shape': True})
+    values = [RNG.standard_normal((1, 2, 4, 4)) for _ in range(2)]
+    firsts = [op(nd.array(v))[0] for v in values]
+    for v, got in zip(values, firsts):
+        want = nd.exp(nd.Pooling(nd.array(v), kernel=(2, 2), stride=(2, 2)) * -1)
+        np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+
+
 def test_planner_keeps_values_that_an_op_may_alias():
     # _broadcast_backward returns its input when shapes agree: its output is returned, so the
     # buffer of its input must never be reused

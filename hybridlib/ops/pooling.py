@@ -406,6 +406,7 @@ class Pooling:
     attrs = _POOL_ATTRS
     check = _check_pool
     num_outputs = _pool_outputs
+    hidden_views = True
     num_visible_outputs = 1
 
     def output_names(attrs):
@@ -448,7 +449,7 @@ class Pooling:
                 if out is None:
                     out = empty(shape, dtype)
                 run(x, out)
-                return out, out.copy()      # the hidden output: fresh, as every other output
+                return out, out         # the hidden output (hidden_views: no copy)
             return max_pooling
 
         def pooling(x, out=None):

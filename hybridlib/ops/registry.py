@@ -47,6 +47,9 @@ An ``OpDef`` is MXNet's operator attribute checklist as data:
                    a compiled graph gives such a node no buffer
 ``reshapes``       output 0 is input 0 with another shape (Reshape, Flatten): ``compute``
                    copies, a compiled graph emits a view where the value is not returned
+``hidden_views``   the hidden outputs are output 0 itself (max Pooling's, which nothing reads
+                   but a monitor): no copy per call; a compiled graph keeps them with output
+                   0's memory
 ``infer_shape``    ``(attrs, *shapes) -> (input shapes, output shapes)``; a shape is a tuple in
                    which 0 is an unknown dimension, or None when nothing is known; one that
                    takes ``out_shapes=`` also gets the outputs' known shapes, to fill inputs
@@ -350,7 +353,7 @@ class OpDef:
                  train_aware=False, random=False, inplace=(), aliases=(), check=None,
                  hint=None, array_form=None, specialise=None, reads_out=None, reshapes=False,
                  open_attrs=False, var_inits=None, named_inputs=True, backward_node=None,
-                 doc=''):
+                 hidden_views=False, doc=''):
         self.name = name
         self.inputs = tuple(inputs)
         clash = {'out', 'name', 'attr'} & (set(self.inputs) | set(attrs or {}))
@@ -381,6 +384,7 @@ class OpDef:
         self._specialise = specialise
         self.reads_out = reads_out
         self.reshapes = reshapes
+        self.hidden_views = hidden_views
         self.infer_shape = infer_shape
         self._infer_takes_outputs = _accepts_keyword(infer_shape, 'out_shapes')
         self.infer_type = infer_type
@@ -610,7 +614,7 @@ _OPDEF_FIELDS = {'compute', 'gradient', 'inputs', 'list_inputs', 'variadic', 'au
                  'num_outputs', 'num_visible_outputs', 'output_names', 'infer_shape',
                  'infer_type', 'train_aware', 'random', 'inplace', 'aliases', 'check', 'hint',
                  'array_form', 'specialise', 'reads_out', 'reshapes', 'open_attrs',
-                 'var_inits', 'named_inputs', 'backward_node'}
+                 'var_inits', 'named_inputs', 'backward_node', 'hidden_views'}
 
 
 def register(name, **options):
