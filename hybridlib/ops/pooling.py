@@ -165,9 +165,10 @@ def _maps_per_block(xp, x):
     """How many (H, W) maps of x one block of ``_separable`` takes: a quarter of the level-2
     cache of input, leaving room for the passes' results (on a 2 MiB cache a quarter was
     fastest: 917 us for (1, 96, 109, 109) against 997 at half and 1251 unblocked); None when
-    x is that small, or is not a numpy array."""
+    x is that small, not a numpy array, or channel-last (its maps are not contiguous: a block
+    of channels would read every cache line of x)."""
     budget = tuning.l2_cache_bytes() // 4
-    if xp is not np or x.nbytes <= 2 * budget:
+    if xp is not np or x.nbytes <= 2 * budget or not x[0, 0].flags.c_contiguous:
         return None
     return max(1, budget // (x[0, 0].size * x.itemsize))
 

@@ -295,6 +295,9 @@ def test_pooling_in_blocks_of_channels(monkeypatch, pool_type, layout):
     whole = _np(nd.Pooling(nd.array(xin), **kw))
     monkeypatch.setattr(tuning, 'l2_cache_bytes', lambda: 4 * 9 * 11 * 4 * 2)
     assert pooling._maps_per_block(np, x) == 2
+    # channel-last maps are not contiguous: no blocks, which would read all of x each time
+    assert pooling._maps_per_block(np, x.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)) \
+        is None
     blocked = _np(nd.Pooling(nd.array(xin), **kw))
     np.testing.assert_array_equal(blocked, whole)
     if layout == 'NHWC':
