@@ -320,7 +320,12 @@ class FullyConnected:
             dw = F.dot(g2, x2, transpose_a=True)
         grads = [dx, dw]
         if not attrs.no_bias:
-            grads.append(F._broadcast_backward(g, inputs[2]))
+            # a reduction over every axis but the last: one that writes into a buffer, so a
+            # compiled backward can compute it in the bias's .grad (_broadcast_backward may
+            # return its input, which makes a plan keep g's buffer and allocate per call)
+            lead = 1 if x.ndim == 2 or attrs.flatten else x.ndim - 1
+            grads.append(F.sum(g, axis=tuple(range(lead))) if lead else
+                         F._broadcast_backward(g, inputs[2]))     # a vector: g itself
         return grads
 
 

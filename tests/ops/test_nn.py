@@ -205,6 +205,8 @@ CASES = [
          name='flatten-3d'),
     Case('FullyConnected', [(2, 2, 3), (4, 3)], dict(num_hidden=4, no_bias=True, flatten=False),
          ref=_fc, name='last-axis-3d'),
+    Case('FullyConnected', [(2, 3, 2, 3), (4, 3), (4,)], dict(num_hidden=4, flatten=False),
+         ref=_fc, name='last-axis-4d-bias'),
     Case('FullyConnected', [(3,), (4, 3), (4,)], dict(num_hidden=4, flatten=False),
          ref=lambda x, w, b, **a: w @ x + b, name='last-axis-1d'),
     Case('FullyConnected', [(3,), (2, 1)], dict(num_hidden=2, no_bias=True),
