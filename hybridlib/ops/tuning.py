@@ -12,6 +12,9 @@ that later processes take the paths the first one chose: a run repeats an earlie
 numbers to the bit, and skips the timing. ``HYBRIDLIB_TUNE_FILE=''`` keeps them in memory
 only; ``HYBRIDLIB_TUNE=0`` turns the timing off (the first path, the rule-based one, is
 taken).
+
+Engines that size their work by the machine rather than choose among paths read its facts here
+too (``l2_cache_bytes``: pooling's blocks of channels).
 """
 import functools
 import hashlib
