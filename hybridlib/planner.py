@@ -157,8 +157,10 @@ def _placements(nodes, candidates, keep, shapes, dtypes):
             continue
         axis = node.params.dim % len(shape)
         if any(d != 1 for d in shape[:axis]) or not all(
-                joined[e] == 1 and e[1] == 0 and dtypes.get(e) == dtype
-                and (e in candidates or e in placed) for e in node.inputs):
+                (e in candidates or e in placed) and joined[e] == 1 and e[1] == 0
+                and dtypes.get(e) == dtype
+                and not e[0].op.reshapes       # (emitted as views of their input, never written)
+                for e in node.inputs):
             continue
         offset = 0
         for e in node.inputs:

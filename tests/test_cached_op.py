@@ -218,6 +218,17 @@ def test_concat_writes_its_inputs_into_its_slices(batch, joined_twice):
             np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
 
 
+def test_a_concat_of_a_graph_input_copies():
+    # the input's memory is the caller's: the Concat copies it, and copies the rest too
+    x = sym.var('x')
+    graph = sym.sum(sym.concat(x, sym.exp(x), dim=1) * 2, axis=2)
+    _, (_, _, _, views) = _plan_of(graph, {'x': (1, 3, 2)})
+    assert not views
+    xv = nd.array(RNG.standard_normal((1, 3, 2)))
+    op = CachedOp(graph, {'static_alloc': True, 'static_shape': True})
+    np.testing.assert_array_equal(op(xv)[0].asnumpy(), CachedOp(graph)(xv)[0].asnumpy())
+
+
 def test_a_returned_concat_is_not_written_in_place():
     # the returned value must be a fresh array per call: its inputs keep their own buffers
     x = sym.var('x')
