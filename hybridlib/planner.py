@@ -96,7 +96,7 @@ def plan_buffers(nodes, keep, shapes, dtypes):
     for i, node in enumerate(nodes):
         entry = (node, 0)
         if entry in placed:
-            root = _root(placed, entry)
+            root = _within(placed, entry)[0]
             if root not in roots:       # its first input: the Concat's buffer from here on
                 key = (tuple(shapes[root]), dtypes[root])
                 roots[root] = _free_buffer(buffers, key, i)
@@ -121,11 +121,8 @@ def plan_buffers(nodes, keep, shapes, dtypes):
         assign[entry] = chosen
     views = {}
     for entry in placed:
-        chain, root = [], entry
-        while root in placed and placed[root] is not None:
-            root, index = placed[root]
-            chain.append(index)
-        views[entry] = (roots[root], chain[::-1])
+        root, chain = _within(placed, entry)
+        views[entry] = (roots[root], chain)
     return assign, [(shape, dtype) for shape, dtype, _ in buffers], in_place, views
 
 
@@ -171,11 +168,14 @@ def _placements(nodes, candidates, keep, shapes, dtypes):
     return placed
 
 
-def _root(placed, entry):
-    """The outermost Concat output that ``entry`` is written into."""
+def _within(placed, entry):
+    """(the outermost Concat output that ``entry`` is written into, the indexes that take
+    ``entry``'s part of it, outermost first)."""
+    chain = []
     while placed[entry] is not None:
-        entry = placed[entry][0]
-    return entry
+        entry, index = placed[entry]
+        chain.append(index)
+    return entry, chain[::-1]
 
 
 def _alias_groups(nodes, pooled):

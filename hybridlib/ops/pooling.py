@@ -144,7 +144,7 @@ def _separable(xp, ufunc, start, x, cfg, out):
     time: sum(k) passes instead of prod(k), the first ones over contiguous rows.
 
     Each pass starts from ``start``. A pass may instead start from the ufunc of two taps that
-    reach every output (none is missing at the border; ``_leading_taps``), or a copy of one:
+    reach every output (none is missing at the border; ``_axis_pass``), or a copy of one:
     two passes fewer per axis. For fmax, which is associative, ``start`` then joins once at
     the end: the same values (NaN included).
 
@@ -182,8 +182,8 @@ def _separable_block(xp, ufunc, start, x, cfg, out):
         shape = cur.shape[:2 + d] + (cfg.grid[d],) + cur.shape[3 + d:]
         nxt = out if d == nd - 1 else \
             workspace(xp, shape, x.dtype) if d == 0 else xp.empty(shape, x.dtype)
-        taps = _axis_taps(cfg.geo, d, nd, cur.shape[2 + d], cfg.grid[d])
-        lead = _leading_taps(xp, ufunc, taps, 2 + d, cfg.grid[d])
+        taps, lead = _axis_pass(cfg.geo, d, nd, cur.shape[2 + d], cfg.grid[d],
+                                ufunc is xp.fmax)
         if len(lead) == 2:
             ufunc(cur[taps[lead[0]][1]], cur[taps[lead[1]][1]], out=nxt)
         elif lead:
@@ -200,24 +200,21 @@ def _separable_block(xp, ufunc, start, x, cfg, out):
         ufunc(out, start, out=out)
 
 
-def _leading_taps(xp, ufunc, taps, axis, m):
-    """The taps a pass starts from instead of ``start``: up to two that reach every output
-    (their first ufunc makes the pass's result). Any two for fmax; for add only the first two
-    in order, which keeps the order of the sum (0 + a + b adds a and b; only a zero's sign
-    may differ)."""
-    whole = [i for i, (dst, _) in enumerate(taps) if dst[axis] == slice(0, m)]
-    if ufunc is xp.fmax:
-        return whole[:2]
-    return [0, 1] if whole[:2] == [0, 1] else []
-
-
 @functools.lru_cache(maxsize=1024)
-def _axis_taps(geo, d, nd, n, m):
-    """The (output, input) index pairs of each kernel offset along spatial axis ``d``."""
+def _axis_pass(geo, d, nd, n, m, is_max):
+    """One axis's pass: the (output, input) index pairs of each kernel offset along spatial
+    axis ``d``, and the taps the pass starts from instead of ``start``: up to two that reach
+    every output (their first ufunc makes the pass's result). Any two for fmax (``is_max``);
+    for add only the first two in order, which keeps the order of the sum (0 + a + b adds a
+    and b; only a zero's sign may differ)."""
     one = Geom(*((g[d],) for g in geo))
-    lead, rest = (_S,) * (2 + d), (_S,) * (nd - d - 1)
-    return [(lead + (gsl[2],) + rest, lead + (isl[2],) + rest)
-            for _, gsl, isl in _taps(one, (n,), (m,))]
+    head, rest = (_S,) * (2 + d), (_S,) * (nd - d - 1)
+    taps = tuple((head + (gsl[2],) + rest, head + (isl[2],) + rest)
+                 for _, gsl, isl in _taps(one, (n,), (m,)))
+    whole = tuple(i for i, (dst, _) in enumerate(taps) if dst[2 + d] == slice(0, m))
+    if is_max:
+        return taps, whole[:2]
+    return taps, (0, 1) if whole[:2] == (0, 1) else ()
 
 
 def _nanmax(xp, a):
