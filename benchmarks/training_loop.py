@@ -37,18 +37,25 @@ HERE = Path(__file__).resolve().parent
 TRAIN = 1500
 
 
-def train(mx, data, epochs, hybridize_loss, profile=False):
-    """The user's script: (seconds of training, training accuracy, test accuracy)."""
-    gluon, nn = mx.gluon, mx.gluon.nn
-    mx.random.seed(0)
-    np.random.seed(0)
-    images = data['images'].reshape(-1, 1, 8, 8).astype('float32') / 16
-    labels = data['labels'].astype('float32')
+def digits_cnn(mx):
+    """The user's network (also ``distributed.py``'s)."""
+    nn = mx.gluon.nn
     net = nn.HybridSequential()
     net.add(nn.Conv2D(16, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
             nn.Conv2D(32, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
             nn.MaxPool2D(2), nn.Flatten(), nn.Dense(64, activation='relu'), nn.Dropout(0.3),
             nn.Dense(10))
+    return net
+
+
+def train(mx, data, epochs, hybridize_loss, profile=False):
+    """The user's script: (seconds of training, training accuracy, test accuracy)."""
+    gluon = mx.gluon
+    mx.random.seed(0)
+    np.random.seed(0)
+    images = data['images'].reshape(-1, 1, 8, 8).astype('float32') / 16
+    labels = data['labels'].astype('float32')
+    net = digits_cnn(mx)
     net.initialize(mx.init.Xavier())
     net.hybridize()
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()

@@ -1,4 +1,6 @@
-"""A single-process key-value store (``mx.kv``): MXNet's ``local`` and ``device`` KVStores.
+"""Key-value stores (``mx.kv``): MXNet's ``local`` and ``device`` KVStores in one process, and
+the distributed ``dist_sync``, ``dist_device_sync`` and ``horovod`` across the workers of an MPI
+job (``DistKVStore``).
 
 A KVStore keeps one array per key. ``push`` sums the values given for a key (the gradients of
 one parameter on several devices) and either stores the sum or, once an optimizer is set
@@ -7,20 +9,31 @@ the stored array into arrays on any contexts. That is what a Trainer needs to ke
 of a parameter on several contexts in step.
 
 The stored copy lives on CPU for ``local`` (as MXNet, which merges in CPU memory) and on the
-context of the first value given to ``init`` otherwise. Distributed stores (``dist_*``,
-``horovod``, ``byteps``), gradient compression and row_sparse pulls are not supported and
-raise ``NotSupportedError``.
+context of the first value given to ``init`` otherwise.
+
+A distributed store is the same store on every worker (``dist.py``: the workers of one MPI job,
+no servers). ``init`` takes rank 0's value on every worker; ``push`` sums the values over the
+local devices and then over the workers, so every worker holds the same sum and, with an
+optimizer, applies the same update to the same weights. As with MXNet's ``dist_sync``, the
+sum is not divided: ``trainer.step(batch_size)`` with each worker's own batch size trains as
+one process would with a learning rate ``num_workers`` times larger, and with the total batch
+size as one process on the whole batches. ``dist_async`` (updates without waiting for the
+other workers) is not supported: it raises, naming the synchronous types. ``byteps``, gradient
+compression and row_sparse pulls are not supported either and raise ``NotSupportedError``.
 """
-from . import optimizer as opt, optimizer_states
+from . import dist, optimizer as opt, optimizer_states
 from .base import MXNetError, NotSupportedError
 from .context import cpu
 from .ndarray import NDArray
 from .serialization import atomic_write
 
-__all__ = ['KVStoreBase', 'KVStore', 'TestStore', 'create']
+__all__ = ['KVStoreBase', 'KVStore', 'DistKVStore', 'TestStore', 'create']
 
 _LOCAL_TYPES = ('local', 'device', 'nccl', 'local_update_cpu', 'local_allreduce_cpu',
                 'local_allreduce_device')
+# the stored copy of these lives on CPU, of the others on the values' context
+_CPU_TYPES = ('local', 'local_update_cpu', 'dist_sync')
+DIST_TYPES = ('dist_sync', 'dist_device_sync', 'dist_sync_device', 'horovod')
 
 
 class KVStoreBase:
@@ -169,19 +182,23 @@ class KVStore(KVStoreBase):
             if k in self._store:
                 raise MXNetError(f'duplicate init of key {k}. Please double check if you called '
                                  'kv.init or kv.broadcast with this key multiple times')
-            ctx = cpu() if self._type in ('local', 'local_update_cpu') else values[0].context
+            ctx = cpu() if self._type in _CPU_TYPES else values[0].context
             self._store[k] = values[0].copyto(ctx)
 
     def push(self, key, value, priority=0):
         """Sum the values of each key; the updater (if set) applies the sum to the stored
         array, else the sum replaces it."""
-        for k, values in self._pairs(key, value, 'push'):
-            stored = self._stored(k)
-            merged = _sum(values, stored.context)
+        pairs = [(k, self._stored(k), values) for k, values in self._pairs(key, value, 'push')]
+        merged = [_sum(values, stored.context) for _, stored, values in pairs]
+        self._reduce(merged)
+        for (k, stored, _), total in zip(pairs, merged):
             if self._updater is not None:
-                self._updater(k, merged, stored)
+                self._updater(k, total, stored)
             else:
-                stored[:] = merged
+                stored[:] = total
+
+    def _reduce(self, merged):
+        """Sum each of the merged values over the workers, in place: nothing in one process."""
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored array of each key into ``out`` (one array or one per device)."""
@@ -233,8 +250,64 @@ class KVStore(KVStoreBase):
         assert self._updater is not None, 'Cannot load states for distributed training'
         optimizer_states.load_file(fname, [self._updater])
 
-    def _barrier(self):
-        """Nothing to wait for in one process."""
+    def barrier(self):
+        """Wait for every worker: nothing to wait for in one process."""
+
+    _barrier = barrier
+
+
+class DistKVStore(KVStore):
+    """A KVStore shared by the workers of an MPI job (``dist_sync``, ``dist_device_sync``,
+    ``horovod``); make one with ``create``. Every call that changes the store (``init``,
+    ``push``, ``pushpull``, ``broadcast``) is collective: every worker makes it, with the same
+    keys in the same order."""
+
+    def __init__(self, name='dist_sync'):
+        super().__init__(name)
+        self._comm = dist.world()
+
+    @property
+    def rank(self):
+        """This worker's rank, 0 .. num_workers - 1."""
+        return self._comm.rank
+
+    @property
+    def num_workers(self):
+        """The number of workers in the job."""
+        return self._comm.size
+
+    def is_capable(self, capability):
+        """``'optimizer'``: whether the store updates the weights on push (not ``horovod``,
+        which only sums, as Horovod's KVStore)."""
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return self._type != 'horovod'
+        raise ValueError(f'Unknown capability: {capability}')
+
+    def init(self, key, value):
+        """Store rank 0's value of each key on every worker. The workers must give the same
+        keys, shapes and dtypes: a worker that differs makes every worker raise."""
+        pairs = self._pairs(key, value, 'init')
+        self._comm.check_same('the KVStore keys (init)', [
+            (k, values[0].shape, values[0]._data.dtype.name) for k, values in pairs])
+        super().init(key, value)
+        self._comm.broadcast_([self._store[k] for k, _ in pairs], root=0)
+
+    def _reduce(self, merged):
+        self._comm.allreduce_(merged)
+
+    def set_optimizer(self, optimizer):
+        """Update the stored weights with ``optimizer`` on each push, on every worker (there
+        are no servers)."""
+        if self._type == 'horovod':
+            raise NotSupportedError('the horovod KVStore only sums gradients; the Trainer '
+                                    'updates the weights (update_on_kvstore=False)')
+        super().set_optimizer(optimizer)
+
+    def barrier(self):
+        """Wait until every worker has reached this call."""
+        self._comm.barrier()
+
+    _barrier = barrier
 
 
 def _arrays(value, what):
@@ -257,8 +330,10 @@ def _sum(values, ctx):
 
 def create(name='local'):
     """A new KVStore: ``'local'`` (merges on CPU), ``'device'`` (merges on the devices'
-    context), or another single-process MXNet type (``'nccl'``, ``'local_update_cpu'``,
-    ``'local_allreduce_cpu'``, ``'local_allreduce_device'``) or a registered class name."""
+    context), another single-process MXNet type (``'nccl'``, ``'local_update_cpu'``,
+    ``'local_allreduce_cpu'``, ``'local_allreduce_device'``), a distributed one across the
+    workers of an MPI job (``'dist_sync'``, ``'dist_device_sync'``, ``'horovod'``; needs the
+    ``dist`` extra) or a registered class name."""
     if not isinstance(name, str):
         raise TypeError('name must be a string')
     name = name.lower()
@@ -266,8 +341,10 @@ def create(name='local'):
         return KVStoreBase.kv_registry[name]()
     if name in _LOCAL_TYPES:
         return KVStore(name)
-    if name.startswith('dist') or name in ('horovod', 'byteps'):
-        raise NotSupportedError(f'KVStore type {name!r} (distributed training) is not supported '
-                                'by hybridlib; use "local" or "device"')
+    if name in DIST_TYPES:
+        return DistKVStore(name)
+    if name.startswith('dist') and 'async' in name:
+        raise NotSupportedError(f'KVStore type {name!r}: asynchronous updates are not supported '
+                                f'by hybridlib; use a synchronous type ({", ".join(DIST_TYPES)})')
     raise MXNetError(f'Unknown KVStore type {name!r}; hybridlib supports '
-                     f'{", ".join(_LOCAL_TYPES)}')
+                     f'{", ".join(_LOCAL_TYPES + DIST_TYPES)}')

@@ -19,12 +19,20 @@ Differences from MXNet 1.9.1, on purpose:
 * ``save_states`` writes MXNet's ``nd.save`` format instead of a pickle (see
   ``optimizer.Updater.get_states``); MXNet's pickled states files are refused with a clear
   error.
+* With a distributed KVStore (``dist_sync``, ``dist_device_sync``, ``horovod``: the workers
+  of an MPI job) the store is made with the Trainer, not at the first step, and the
+  parameters are broadcast from rank 0 then, or right after a deferred initialisation: every
+  worker's first forward runs on the same weights (MXNet's first step mixes each worker's own).
+  A step sums every trainable parameter's gradient in one fused call. Every worker runs the
+  optimizer, so ``step`` may change the batch size (MXNet's servers keep the first).
 """
 import os
 
-from . import optimizer as opt, optimizer_states
+import numpy as np
+
+from . import dist, optimizer as opt, optimizer_states
 from .base import MXNetError
-from .kvstore import KVStoreBase, create as create_kvstore
+from .kvstore import DIST_TYPES, DistKVStore, KVStoreBase, create as create_kvstore
 from .parameter import Parameter, ParameterDict
 from .serialization import atomic_write
 
@@ -80,6 +88,11 @@ class Trainer:
         self._distributed = None
         self._params_to_init = []
         self._reset_kvstore()
+        if kvstore is not None and (isinstance(kvstore, DistKVStore) or
+                                    isinstance(kvstore, str) and kvstore in DIST_TYPES):
+            # at once, not at the first step: every worker's first forward must already run
+            # on rank 0's weights (the workers make their Trainers together)
+            self._prepare()
 
     def _check_contexts(self):
         contexts = None
@@ -110,12 +123,24 @@ class Trainer:
         """Put the initialized parameters into the KVStore (deferred ones wait)."""
         assert self._kv_initialized, \
             'Cannot initialize parameters in KVStore when KVStore is not initialized.'
-        pending = []
+        pending, ready = [], []
         if self._kvstore:
             for param in self._params_to_init:
-                if param._deferred_init:
-                    pending.append(param)
-                else:
+                (pending if param._deferred_init else ready).append(param)
+            if self._distributed:
+                for param in pending:
+                    if not getattr(param, '_broadcast_pending', False):
+                        dist.broadcast_after_init(param, root=0)
+                        param._broadcast_pending = True
+            if self._distributed and ready:
+                # one collective call for them all; the workers must agree on what they train
+                self._kvstore._comm.check_same('the Trainer\'s parameters', [
+                    (p.name, p.shape, np.dtype(p.dtype).name) for p in ready])
+                arrays = [p._check_and_get(p._data, list) for p in ready]
+                self._kvstore.broadcast([self._param2idx[p.name] for p in ready],
+                                        [a[0] for a in arrays], arrays)
+            else:
+                for param in ready:
                     arrays = param._check_and_get(param._data, list)
                     self._kvstore.broadcast(self._param2idx[param.name], arrays[0], arrays)
         self._params_to_init = pending
@@ -134,7 +159,7 @@ class Trainer:
         """Create the KVStore and decide where updates run, as MXNet's ``_create_kvstore``."""
         config = self._kvstore_params
         kvstore, update_on_kvstore = self._create_kvstore(config['kvstore'])
-        self._distributed = False
+        self._distributed = isinstance(kvstore, DistKVStore)
         if config['update_on_kvstore'] is not None:
             update_on_kvstore = config['update_on_kvstore']
         if update_on_kvstore and kvstore is not None and not kvstore.is_capable('optimizer'):
@@ -161,8 +186,8 @@ class Trainer:
         elif isinstance(kvstore, KVStoreBase):
             kv = kvstore
         elif isinstance(kvstore, str):
-            if len(self._contexts) == 1 and 'dist' not in kvstore:
-                kv = None       # one device: nothing to sum
+            if len(self._contexts) == 1 and 'dist' not in kvstore and kvstore != 'horovod':
+                kv = None       # one device and one worker: nothing to sum
             else:
                 kv = create_kvstore(kvstore)
                 if kvstore == 'local':
@@ -211,12 +236,8 @@ class Trainer:
         self._kvstore.row_sparse_pull(self._param2idx[parameter.name], out=out, row_ids=row_id)
 
     def _check_and_rescale_grad(self, scale):
-        if self._update_on_kvstore and self._distributed and self._kv_initialized:
-            if self._optimizer.rescale_grad != scale:
-                raise UserWarning('Possible change in the `batch_size` from previous `step` '
-                                  'detected. Optimizer gradient normalizing factor will not '
-                                  'change w.r.t new batch_size when update_on_kvstore=True '
-                                  'and when distributed kvstore is used.')
+        # MXNet refuses a new batch size with a distributed store that updates (its servers
+        # kept the first scale); here every worker runs the optimizer, so it takes the new one
         self._optimizer.rescale_grad = scale
 
     def _prepare(self):
@@ -287,6 +308,16 @@ class Trainer:
 
     def _allreduce_grads(self, params):
         if not self._kvstore:
+            return
+        if self._distributed:
+            # collective: every worker sums every trainable parameter's gradient (stale ones
+            # too, as MXNet), so that all make the same calls, and in one call, which packs them
+            # into a few large buffers
+            params = [(i, p) for i, p in enumerate(self._params) if p.grad_req != 'null']
+            keys = [i for i, _ in params]
+            grads = [p.list_grad() for _, p in params]
+            out = [p.list_data() for _, p in params] if self._update_on_kvstore else None
+            self._kvstore.pushpull(keys, grads, out=out)
             return
         for i, param in params:
             if self._update_on_kvstore:

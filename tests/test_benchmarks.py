@@ -60,3 +60,12 @@ def test_training_loop_runs_one_epoch():
     rows = [line for line in out.splitlines() if line.startswith('| imperative |')
             or line.startswith('| hybridized |')]
     assert len(rows) == 2 and all(float(r.split('|')[2]) > 0 for r in rows)
+
+
+def test_distributed_benchmark_runs_on_two_workers():
+    pytest.importorskip('mpi4py')
+    out = run('distributed.py', '--steps', '20', '--sizes', '4096,65536')
+    assert '| 65,536 |' in out
+    speed = [line for line in out.splitlines() if line.startswith('| 2 | ')]
+    assert len(speed) == 1 and float(speed[0].split('|')[3]) > 0
+    assert 'Ring cost model' in out

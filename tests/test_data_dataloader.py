@@ -42,6 +42,24 @@ def test_random_sampler_is_mxnet_order_under_numpy_seed():
     assert sorted(data.RandomSampler(10)) == list(range(10))
 
 
+def test_split_sampler_gives_each_worker_its_own_equal_part():
+    parts = [gluon.data.SplitSampler(11, 3, i) for i in range(3)]
+    assert [len(p) for p in parts] == [3, 3, 3]
+    seen = [sorted(int(i) for i in p) for p in parts]
+    assert seen == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]       # disjoint; 9 and 10 left out
+    np.random.seed(3)
+    orders = {tuple(int(i) for i in parts[1]) for _ in range(5)}
+    assert len(orders) > 1 and all(sorted(o) == [3, 4, 5] for o in orders)  # an order per pass
+    assert list(gluon.data.SplitSampler(6, 2, 1, shuffle=False)) == [3, 4, 5]
+    loader = gluon.data.DataLoader(gluon.data.ArrayDataset(np.arange(10) * 10), batch_size=2,
+                                   sampler=gluon.data.SplitSampler(10, 2, 1, shuffle=False))
+    assert [b.asnumpy().tolist() for b in loader] == [[50, 60], [70, 80], [90]]
+    for bad in (dict(num_parts=0), dict(num_parts=2, part_index=2),
+                dict(num_parts=2, part_index=-1)):
+        with pytest.raises(ValueError, match='SplitSampler'):
+            gluon.data.SplitSampler(10, **bad)
+
+
 def test_batch_sampler_modes():
     seq = data.SequentialSampler(10)
     keep = data.BatchSampler(seq, 3, 'keep')

@@ -470,8 +470,8 @@ def test_kvstore_errors():
         kv.row_sparse_pull(3, out=nd.zeros(2), row_ids=nd.array([0]))
     with pytest.raises(NotSupportedError, match='compression'):
         kv.set_gradient_compression({'type': '2bit'})
-    with pytest.raises(NotSupportedError, match='distributed'):
-        mx.kv.create('dist_sync')
+    with pytest.raises(NotSupportedError, match='asynchronous'):
+        mx.kv.create('dist_async')
     with pytest.raises(MXNetError, match='Unknown KVStore type'):
         mx.kv.create('bogus')
     with pytest.raises(TypeError, match='name must be a string'):

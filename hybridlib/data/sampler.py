@@ -6,7 +6,8 @@ as MXNet does, so ``np.random.seed`` gives MXNet's order.
 """
 import numpy as np
 
-__all__ = ['Sampler', 'SequentialSampler', 'RandomSampler', 'FilterSampler', 'BatchSampler']
+__all__ = ['Sampler', 'SequentialSampler', 'RandomSampler', 'SplitSampler', 'FilterSampler',
+           'BatchSampler']
 
 _LAST_BATCH = ('keep', 'discard', 'rollover')
 
@@ -59,6 +60,49 @@ class RandomSampler(Sampler):
     def __iter__(self):
         indices = np.arange(self._length)
         np.random.shuffle(indices)
+        return iter(indices)
+
+    def __len__(self):
+        return self._length
+
+
+class SplitSampler(Sampler):
+    """One worker's part of a dataset, for distributed training: ``0 .. length - 1`` cut into
+    ``num_parts`` contiguous parts of ``length // num_parts`` indices, of which this samples part
+    ``part_index``, in a new random order each pass (``shuffle``). The indices past the last
+    whole part are left out, so every worker has as many batches (a worker with one batch more
+    would wait for the others in a step they never take).
+
+    Not in MXNet 1.9.1 itself: the sampler of GluonCV's and MXNet's distributed examples, with
+    numpy's generator (as ``RandomSampler``). With ``kvstore='dist_sync'`` give it
+    ``num_parts=kv.num_workers, part_index=kv.rank`` (Horovod: ``hvd.size()``, ``hvd.rank()``).
+
+    Parameters
+    ----------
+    length : int
+        Number of indices (the dataset's length).
+    num_parts : int, default 1
+        Number of parts (workers).
+    part_index : int, default 0
+        The part to sample, ``0 .. num_parts - 1``.
+    shuffle : bool, default True
+        Whether to visit the part in a random order, drawn anew for each pass.
+    """
+
+    def __init__(self, length, num_parts=1, part_index=0, shuffle=True):
+        if num_parts < 1:
+            raise ValueError(f'SplitSampler: num_parts must be at least 1, got {num_parts}')
+        if not 0 <= part_index < num_parts:
+            raise ValueError(f'SplitSampler: part_index {part_index} is not a part of '
+                             f'{num_parts} (0 .. {num_parts - 1})')
+        self._length = length // num_parts
+        self._start = self._length * part_index
+        self._shuffle = shuffle
+
+    def __iter__(self):
+        indices = np.arange(self._start, self._start + self._length)
+        if self._shuffle:
+            np.random.shuffle(indices)
         return iter(indices)
 
     def __len__(self):

@@ -1,0 +1,174 @@
+"""Distributed training on this machine: allreduce throughput, and the digits CNN's step time
+from 1 to N worker processes (``python -m hybridlib.launch``; needs the ``dist`` extra).
+
+usage: python benchmarks/distributed.py [--workers N] [--steps 150] [--threads T]
+
+* **allreduce**: float32 buffers of 4 KiB to 64 MiB summed over N workers
+  (``dist.Communicator.allreduce_``, one buffer per call), median seconds of a call. The
+  algorithm bandwidth is bytes / time; the bus bandwidth is ``2 (N - 1) / N * bytes / time``,
+  what each link carries in a ring allreduce, comparable across worker counts.
+* **digits CNN**: the network of ``training_loop.py`` (two convolutions with BatchNorm, max
+  pooling, Dense, Dropout; Adam), hybridized, a global batch of 64 split between the workers
+  (``kvstore='dist_sync'``, each worker ``64 / N`` samples), median ms per step after a
+  warm-up. Each worker runs with ``--threads`` BLAS threads (default: the cores divided
+  between the workers), so N workers use the same cores as one.
+
+The table ends with the ring cost model: a step on N machines takes about
+``compute / N + 2 (N - 1) / N * gradient bytes / link bandwidth + 2 (N - 1) * latency``, with
+the compute and the gradient size measured here.
+
+Worker mode (under the launcher; rank 0 prints one JSON line):
+``--worker allreduce|cnn [--steps S] [--sizes BYTES,...]``.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import common
+import training_loop
+
+HERE = Path(__file__).resolve().parent
+SIZES = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20]
+BATCH = 64
+
+
+def _allreduce(args):
+    from hybridlib import dist, nd
+    world = dist.world()
+    results = []
+    for size in args.sizes:
+        x = nd.ones((size // 4,))
+        repeat = max(5, min(200, (256 << 20) // (size * 2)))
+        for _ in range(3):
+            world.allreduce_([x])
+        times = []
+        for _ in range(repeat):
+            world.barrier()
+            start = time.perf_counter()
+            world.allreduce_([x])
+            times.append(time.perf_counter() - start)
+        results.append({'bytes': size, 'seconds': statistics.median(times)})
+    return {'workers': world.size, 'allreduce': results}
+
+
+def _cnn(args):
+    import hybridlib as mx
+    from hybridlib import autograd, dist, gluon, nd
+    world = dist.world()
+    rng = np.random.default_rng(0)
+    images = rng.random((args.steps, BATCH, 1, 8, 8), dtype=np.float32)
+    labels = rng.integers(0, 10, (args.steps, BATCH)).astype(np.float32)
+    net = training_loop.digits_cnn(mx)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), 'adam', {'learning_rate': 0.003},
+                            kvstore='dist_sync' if world.size > 1 else None)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    rank, n = world.rank, world.size
+    times = []
+    for step in range(args.steps):
+        x = nd.array(images[step][rank::n])
+        y = nd.array(labels[step][rank::n])
+        start = time.perf_counter()
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(BATCH)
+        times.append(time.perf_counter() - start)
+    params = [p for p in net.collect_params().values() if p.grad_req != 'null']
+    gradient_bytes = sum(int(np.prod(p.shape)) * 4 for p in params)
+    # the reduction alone, for the same gradients: what a step spends communicating
+    grads = [p.grad() for p in params]
+    reduce_times = []
+    for _ in range(50):
+        world.barrier()
+        start = time.perf_counter()
+        world.allreduce_(grads)
+        reduce_times.append(time.perf_counter() - start)
+    warm = times[len(times) // 5:]
+    return {'workers': n, 'step_ms': statistics.median(warm) * 1e3,
+            'reduce_ms': statistics.median(reduce_times) * 1e3,
+            'gradient_bytes': gradient_bytes}
+
+
+def worker(args):
+    from hybridlib import dist
+    result = {'allreduce': _allreduce, 'cnn': _cnn}[args.worker](args)
+    if dist.world().rank == 0:
+        print(json.dumps(result), flush=True)
+
+
+def launch(n, what, args, threads):
+    env = dict(os.environ)
+    for name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
+        env[name] = str(threads)
+    cmd = [sys.executable, '-m', 'hybridlib.launch', '-n', str(n), str(Path(__file__)),
+           '--worker', what, '--steps', str(args.steps),
+           '--sizes', ','.join(str(s) for s in args.sizes)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise SystemExit(f'{what} on {n} workers failed:\n{done.stdout[-2000:]}'
+                         f'{done.stderr[-2000:]}')
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(args):
+    n = args.workers
+    cores = os.cpu_count() or 1
+    threads = args.threads or max(1, cores // n)
+    print(f'## Distributed training on one machine ({common.cpu_model()}, {cores} CPUs; '
+          f'{n} workers, {threads} BLAS thread(s) each)\n')
+    reduce = launch(n, 'allreduce', args, threads)['allreduce']
+    print(f'### allreduce of float32 buffers, {n} workers (median per call)\n')
+    print('| bytes | ms | algorithm GB/s | bus GB/s |')
+    print('|---|---|---|---|')
+    for row in reduce:
+        seconds = row['seconds']
+        print(f"| {row['bytes']:,} | {seconds * 1e3:.3f} | {row['bytes'] / seconds / 1e9:.2f} | "
+              f"{2 * (n - 1) / n * row['bytes'] / seconds / 1e9:.2f} |")
+    alone = args.threads or cores          # one worker takes every core
+    one = launch(1, 'cnn', args, alone)
+    many = launch(n, 'cnn', args, threads)
+    print(f'\n### digits CNN, global batch {BATCH}, dist_sync (median ms per step)\n')
+    print('| workers | BLAS threads each | step ms | of which allreduce ms | speed-up |')
+    print('|---|---|---|---|---|')
+    print(f"| 1 | {alone} | {one['step_ms']:.2f} | - | 1.00 |")
+    print(f"| {n} | {threads} | {many['step_ms']:.2f} | {many['reduce_ms']:.3f} | "
+          f"{one['step_ms'] / many['step_ms']:.2f} |")
+    big = reduce[-1]
+    bandwidth = 2 * (n - 1) / n * big['bytes'] / big['seconds']
+    small = reduce[0]['seconds']
+    print(f"\nRing cost model: a step on N machines takes about compute / N + "
+          f"2 (N - 1) / N * {many['gradient_bytes']:,} bytes / bandwidth + 2 (N - 1) * latency. "
+          f"Here the compute is {one['step_ms']:.2f} ms on one worker, the measured bus "
+          f"bandwidth {bandwidth / 1e9:.2f} GB/s (64 MiB) and the latency of a 4 KiB call "
+          f"{small * 1e6:.0f} us. On a 10 Gbit/s network (1.25 GB/s, about 50 us per message) "
+          f"the gradients of 8 machines would take about "
+          f"{(2 * 7 / 8 * many['gradient_bytes'] / 1.25e9 + 2 * 7 * 50e-6) * 1e3:.2f} ms a step.")
+
+
+def parse():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--workers', type=int, default=2)
+    parser.add_argument('--steps', type=int, default=150)
+    parser.add_argument('--threads', type=int, default=0)
+    parser.add_argument('--sizes', default=','.join(str(s) for s in SIZES))
+    parser.add_argument('--worker', choices=('allreduce', 'cnn'))
+    args = parser.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(',')]
+    return args
+
+
+if __name__ == '__main__':
+    arguments = parse()
+    if arguments.worker:
+        worker(arguments)
+    else:
+        main(arguments)

@@ -1,0 +1,129 @@
+"""Distributed training across processes: ``python -m hybridlib.launch -n 2`` on this machine,
+with the ``dist`` extra (mpi4py and MPICH); skipped without it.
+
+Every distributed way of training (the ``dist_sync``, ``dist_device_sync`` and ``horovod``
+KVStores, ``horovod.mxnet``'s DistributedTrainer and DistributedOptimizer) trains an MLP and a
+small CNN for 20 steps, each worker taking half of every batch, and must end with the weights
+of one process trained on the whole batches; a worker that dies, raises or builds another
+model makes the job fail, naming it, in bounded time.
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from hybridlib import dist, kvstore
+from hybridlib.base import MXNetError, NotSupportedError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, 'worker.py')
+
+needs_mpi = pytest.mark.skipif(
+    importlib.util.find_spec('mpi4py') is None,
+    reason="needs the dist extra (pip install 'hybridlib[dist]')")
+
+
+def launch(n, *args, timeout=120):
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', str(n), WORKER]
+                          + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=timeout)
+    return done, time.monotonic() - start
+
+
+def weights(out, kind, rank):
+    return np.load(os.path.join(out, f'{kind}-{rank}.npy'))
+
+
+@pytest.fixture(scope='module')
+def single(tmp_path_factory):
+    """The weights of one process trained on the whole batches, per model."""
+    out = tmp_path_factory.mktemp('single')
+    result = {}
+    for name in ('mlp', 'cnn'):
+        done = subprocess.run([sys.executable, '-m', 'hybridlib', WORKER, name, 'single',
+                               out], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        result[name] = weights(out, 'single', 0)
+    return result
+
+
+@needs_mpi
+@pytest.mark.parametrize('kind', ['dist_sync', 'dist_device_sync', 'horovod', 'hvd_trainer',
+                                  'hvd_optimizer'])
+@pytest.mark.parametrize('name', ['mlp', 'cnn'])
+def test_two_workers_train_as_one_process(single, tmp_path, name, kind):
+    done, _ = launch(2, name, kind, tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    first, second = weights(tmp_path, kind, 0), weights(tmp_path, kind, 1)
+    # every worker holds the same weights: they started apart (each its own seed), so what
+    # they share came from rank 0
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, single[name], rtol=1e-5, atol=1e-6)
+
+
+@needs_mpi
+@pytest.mark.parametrize('kind', ['dist_sync', 'dist_device_sync', 'horovod'])
+def test_kvstore_interface_across_workers(tmp_path, kind):
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
+                           os.path.join(HERE, 'kvstore_api.py'), kind, tmp_path / 'states'],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+@needs_mpi
+def test_a_killed_worker_stops_the_job_and_is_named(tmp_path):
+    done, seconds = launch(2, 'mlp', 'dist_sync', tmp_path, 'kill', timeout=90)
+    assert done.returncode != 0
+    assert seconds < 60
+    assert 'worker rank 1' in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@needs_mpi
+def test_an_exception_in_a_worker_stops_the_job_with_its_traceback(tmp_path):
+    done, seconds = launch(2, 'mlp', 'hvd_trainer', tmp_path, 'raise', timeout=90)
+    assert done.returncode != 0
+    assert seconds < 60
+    assert 'worker rank 1 of 2 failed' in done.stderr
+    assert 'worker 1 fails at step 5' in done.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize('kind', ['dist_sync', 'hvd_trainer'])
+def test_workers_that_disagree_on_the_model_fail_at_init(tmp_path, kind):
+    done, seconds = launch(2, 'cnn', kind, tmp_path, 'shape', timeout=90)
+    assert done.returncode != 0
+    assert seconds < 60
+    message = done.stderr
+    assert 'the workers disagree on' in message, message[-3000:]
+    assert 'rank 1 has' in message and 'where rank 0 has' in message
+
+
+@needs_mpi
+def test_launch_runs_modules_and_reports_usage():
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2', '-c',
+                           'import hybridlib.horovod as hvd; hvd.init(); '
+                           'print("rank", hvd.rank(), "of", hvd.size())'],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split('\n')[:2]) == ['rank 0 of 2', 'rank 1 of 2']
+    usage = subprocess.run([sys.executable, '-m', 'hybridlib.launch', WORKER],
+                           capture_output=True, text=True, timeout=60)
+    assert usage.returncode != 0 and 'usage: python -m hybridlib.launch -n N' in usage.stderr
+
+
+def test_dist_async_names_the_synchronous_types():
+    with pytest.raises(NotSupportedError, match='dist_sync, dist_device_sync'):
+        kvstore.create('dist_async')
+    with pytest.raises(MXNetError, match='Unknown KVStore type'):
+        kvstore.create('dist_nonsense')
+
+
+def test_missing_mpi4py_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, 'mpi4py', None)
+    with pytest.raises(ImportError, match=r"pip install 'hybridlib\[dist\]'"):
+        dist._mpi()
