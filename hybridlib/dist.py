@@ -9,10 +9,13 @@ summed across workers (``allreduce_``).
 
 What travels:
 
-* ``allreduce_`` and ``broadcast_`` work in place on lists of NDArrays, packed by dtype into
-  a few large buffers (``_BUCKET_BYTES`` each) so that a step costs a few collective calls, not
-  one per parameter. GPU arrays are staged through host memory: the MPI wheels are not
-  CUDA-aware.
+* ``allreduce_`` and ``broadcast_`` work in place on lists of NDArrays, packed by dtype and
+  context into a few large buffers (``_BUCKET_BYTES`` each) so that a step costs a few
+  collective calls, not one per parameter.
+* GPU arrays are packed on their device and summed by NCCL (through cupy), its communicator
+  bootstrapped over MPI (rank 0's unique id), when every worker has a GPU of its own: NCCL
+  refuses two ranks on one device. Otherwise, or with ``HYBRIDLIB_DIST_NCCL=0``, they are
+  staged through host memory for MPI (the MPI wheels are not CUDA-aware).
 * ``allgather`` joins arrays along their first axis (their first dimensions may differ).
 * ``check_same`` compares what every worker declares (parameter names, shapes, dtypes) and
   raises on every worker alike when they disagree, naming the first rank that differs.
@@ -22,6 +25,8 @@ exception is not: the failing process would finalise MPI and exit while the othe
 collective forever. So joining the job installs an exception hook that prints the traceback
 under the worker's rank and aborts the whole job (``MPI_Abort``).
 """
+import os
+import socket
 import sys
 import threading
 import traceback
@@ -30,10 +35,12 @@ import types
 import numpy as np
 
 from .base import MXNetError
+from .context import cpu
 
 __all__ = ['world', 'initialized', 'Communicator', 'broadcast_after_init']
 
 DIST_EXTRA = "pip install 'hybridlib[dist]'"
+_CPU = cpu()                # where GPU buffers are staged for MPI
 # the largest buffer one collective call reduces (Horovod's fusion threshold)
 _BUCKET_BYTES = 64 << 20
 
@@ -80,6 +87,7 @@ class Communicator:
         local = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
         self.local_rank, self.local_size = local.Get_rank(), local.Get_size()
         local.Free()
+        self._nccl = {}         # device id -> _NcclGroup or None
         if self.size > 1:
             _abort_on_exception(self)
 
@@ -115,23 +123,52 @@ class Communicator:
         """Sum ``arrays`` (NDArrays, any contexts) over the workers, in place; ``average``
         divides by the number of workers. The factors scale before and after the sum."""
         after = postscale / self.size if average else postscale
-        for bucket in _buckets(arrays):
-            flat, in_place = _pack(bucket, prescale)
-            if self.size > 1:
-                self.comm.Allreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM)
-            _unpack(flat, in_place, bucket, after)
+        for ctx, bucket in _buckets(arrays):
+            with ctx.device_scope():
+                flat, in_place = _pack(bucket, prescale)
+                if self.size > 1:
+                    self._collective(ctx, flat, 'allreduce')
+                _unpack(flat, in_place, bucket, after)
         return arrays
 
     def broadcast_(self, arrays, root=0):
         """Overwrite ``arrays`` with worker ``root``'s, in place."""
         if not 0 <= root < self.size:
             raise MXNetError(f'broadcast root rank {root} is not a worker (0 .. {self.size - 1})')
-        for bucket in _buckets(arrays):
-            flat, in_place = _pack(bucket, 1.0)
-            if self.size > 1:
-                self.comm.Bcast(flat, root=root)
-            _unpack(flat, in_place, bucket, 1.0)
+        for ctx, bucket in _buckets(arrays):
+            with ctx.device_scope():
+                flat, in_place = _pack(bucket, 1.0)
+                if self.size > 1:
+                    self._collective(ctx, flat, 'broadcast', root)
+                _unpack(flat, in_place, bucket, 1.0)
         return arrays
+
+    def _collective(self, ctx, flat, what, root=0):
+        """Sum (``allreduce``) or copy from ``root`` (``broadcast``) the contiguous buffer
+        ``flat`` in place: by NCCL on a GPU where it serves, else by MPI on the host."""
+        if ctx.device_type == 'gpu':
+            group = self.nccl(ctx)
+            if group is not None:
+                group.run(flat, what, root)
+                return
+            host = flat.get()
+            self._collective(_CPU, host, what, root)
+            flat.set(host)
+            return
+        if what == 'allreduce':
+            self.comm.Allreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM)
+        else:
+            self.comm.Bcast(flat, root=root)
+
+    def nccl(self, ctx):
+        """The NCCL communicator of the workers' GPUs for ``ctx`` (made on first use), or None
+        where NCCL cannot serve them all: cupy without NCCL, two workers on one device, or
+        ``HYBRIDLIB_DIST_NCCL=0``. Collective: every worker asks for it at the same point, and
+        all reach the same answer from what they all gathered."""
+        key = ctx.device_id
+        if key not in self._nccl:
+            self._nccl[key] = _NcclGroup.make(self, ctx)
+        return self._nccl[key]
 
     def allgather(self, array):
         """The workers' ``array`` (numpy or cupy data) joined along the first axis, on the
@@ -152,21 +189,21 @@ class Communicator:
 
 
 # -------------------------------------------------------------------------------------------------
-# Packing NDArrays into the contiguous host buffers MPI reduces
+# Packing NDArrays into the contiguous buffers the collectives work on, and NCCL
 # -------------------------------------------------------------------------------------------------
 
 def _pack(bucket, scale):
-    """(buffer, in place): the bucket's arrays side by side in one contiguous host buffer,
-    each scaled; a lone contiguous host array unscaled is its own buffer (reduced in place)."""
-    if len(bucket) == 1 and scale == 1.0:
-        data = bucket[0]._data
-        if isinstance(data, np.ndarray) and data.flags.c_contiguous:
-            return data.reshape(-1), True
-    flat = np.empty(sum(a.size for a in bucket), bucket[0]._data.dtype)
+    """(buffer, in place): the bucket's arrays side by side in one contiguous buffer on their
+    device, each scaled; a lone contiguous array unscaled is its own buffer (in place)."""
+    data = bucket[0]._data
+    if len(bucket) == 1 and scale == 1.0 and data.flags.c_contiguous:
+        return data.reshape(-1), True
+    xp = bucket[0]._ctx.array_module
+    flat = xp.empty(sum(a.size for a in bucket), data.dtype)
     at = 0
     for a in bucket:
         part = flat[at:at + a.size]
-        part[...] = _host(a._data).reshape(-1)
+        part[...] = a._data.reshape(-1)
         if scale != 1.0:
             part *= scale
         at += a.size
@@ -174,19 +211,58 @@ def _pack(bucket, scale):
 
 
 def _unpack(flat, in_place, bucket, scale):
-    """Write the reduced buffer back into the bucket's arrays, scaled."""
+    """Write the buffer back into the bucket's arrays, scaled."""
     if scale != 1.0:
         flat *= scale
     if in_place:
         return
     at = 0
     for a in bucket:
-        part = flat[at:at + a.size].reshape(a.shape)
+        a._data[...] = flat[at:at + a.size].reshape(a.shape)
         at += a.size
-        if isinstance(a._data, np.ndarray):
-            a._data[...] = part
+
+
+class _NcclGroup:
+    """An NCCL communicator over the workers' GPUs (one device each), bootstrapped over MPI:
+    rank 0 makes the unique id and broadcasts it."""
+    _DTYPES = {'float16': 'NCCL_FLOAT16', 'float32': 'NCCL_FLOAT32', 'float64': 'NCCL_FLOAT64',
+               'int8': 'NCCL_INT8', 'uint8': 'NCCL_UINT8', 'int32': 'NCCL_INT32',
+               'int64': 'NCCL_INT64'}
+
+    def __init__(self, xp, nccl, comm):
+        self.xp, self.nccl, self.comm = xp, nccl, comm
+
+    @classmethod
+    def make(cls, world, ctx):
+        xp = ctx.array_module
+        try:
+            from cupy.cuda import nccl
+            usable = nccl.available
+        except ImportError:
+            nccl, usable = None, False
+        usable = usable and os.environ.get('HYBRIDLIB_DIST_NCCL', '1') != '0'
+        with ctx.device_scope():
+            device = xp.cuda.Device().pci_bus_id if usable else None
+        every = world.allgather_object((usable, socket.gethostname(), device))
+        if not all(u for u, _, _ in every) or len({(h, d) for _, h, d in every}) < len(every):
+            return None
+        uid = world.comm.bcast(nccl.get_unique_id() if world.rank == 0 else None, root=0)
+        with ctx.device_scope():
+            return cls(xp, nccl, nccl.NcclCommunicator(world.size, uid, world.rank))
+
+    def run(self, flat, what, root=0):
+        """``allreduce`` (sum) or ``broadcast`` from ``root`` of the device buffer ``flat``,
+        in place, on the current stream (which then holds the result, as for any operator)."""
+        dtype = self._DTYPES.get(flat.dtype.name)
+        if dtype is None:
+            raise MXNetError(f'NCCL cannot reduce {flat.dtype.name} arrays')
+        dtype = getattr(self.nccl, dtype)
+        stream = self.xp.cuda.get_current_stream().ptr
+        ptr = flat.data.ptr
+        if what == 'allreduce':
+            self.comm.allReduce(ptr, ptr, flat.size, dtype, self.nccl.NCCL_SUM, stream)
         else:
-            a._data[...] = a._ctx.array_module.asarray(part)
+            self.comm.bcast(ptr, flat.size, dtype, root, stream)
 
 
 def broadcast_after_init(param, root=0):
@@ -209,22 +285,23 @@ def _host(data):
 
 
 def _buckets(arrays):
-    """``arrays`` grouped by dtype, in order, each group cut into buckets of at most
-    ``_BUCKET_BYTES`` (an array larger than that is a bucket of its own)."""
-    by_dtype = {}
+    """(context, bucket): ``arrays`` grouped by context and dtype, in order, each group cut
+    into buckets of at most ``_BUCKET_BYTES`` (an array larger than that is a bucket of its
+    own)."""
+    groups = {}
     for a in arrays:
-        by_dtype.setdefault(a._data.dtype, []).append(a)
-    for group in by_dtype.values():
+        groups.setdefault((a._ctx, a._data.dtype), []).append(a)
+    for (ctx, _), group in groups.items():
         bucket, size = [], 0
         for a in group:
             nbytes = a.size * a._data.dtype.itemsize
             if bucket and size + nbytes > _BUCKET_BYTES:
-                yield bucket
+                yield ctx, bucket
                 bucket, size = [], 0
             bucket.append(a)
             size += nbytes
         if bucket:
-            yield bucket
+            yield ctx, bucket
 
 
 def _show(entry):

@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 
+import hybridlib as mx
 from hybridlib import dist, kvstore
 from hybridlib.base import MXNetError, NotSupportedError
 
@@ -114,6 +115,37 @@ def test_launch_runs_modules_and_reports_usage():
     usage = subprocess.run([sys.executable, '-m', 'hybridlib.launch', WORKER],
                            capture_output=True, text=True, timeout=60)
     assert usage.returncode != 0 and 'usage: python -m hybridlib.launch -n N' in usage.stderr
+
+
+needs_gpu = pytest.mark.skipif(not importlib.util.find_spec('cupy') or mx.num_gpus() == 0,
+                               reason='needs a GPU and cupy')
+
+
+@needs_mpi
+@needs_gpu
+def test_gpu_arrays_across_two_workers_on_one_device():
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
+                           os.path.join(HERE, 'gpu_api.py')],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+@needs_mpi
+@needs_gpu
+def test_nccl_communicator_of_one_worker():
+    """The machines lent have one GPU: NCCL's calls run as a communicator of size one."""
+    world = dist.world()
+    assert world.size == 1
+    group = world.nccl(mx.gpu(0))
+    assert group is not None
+    with mx.gpu(0).device_scope():
+        x = mx.nd.arange(6, ctx=mx.gpu(0)) + 1
+        group.run(x._data, 'allreduce')
+        np.testing.assert_array_equal(x.asnumpy(), np.arange(6) + 1)
+        group.run(x._data, 'broadcast', 0)
+        np.testing.assert_array_equal(x.asnumpy(), np.arange(6) + 1)
+        with pytest.raises(MXNetError, match='NCCL cannot reduce bool'):
+            group.run(x._data > 2, 'allreduce')
 
 
 def test_dist_async_names_the_synchronous_types():
