@@ -29,6 +29,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 import types
 
@@ -40,6 +41,9 @@ from .context import cpu
 __all__ = ['world', 'initialized', 'Communicator', 'broadcast_after_init']
 
 DIST_EXTRA = "pip install 'hybridlib[dist]'"
+# set by hybridlib.launch: the folder where its workers leave their rank and their failures
+LAUNCH_FOLDER = 'HYBRIDLIB_LAUNCH_DIR'
+_ABORT_GRACE = 0.5          # seconds between a worker's traceback and the abort
 _CPU = cpu()                # where GPU buffers are staged for MPI
 # the largest buffer one collective call reduces (Horovod's fusion threshold)
 _BUCKET_BYTES = 64 << 20
@@ -275,7 +279,12 @@ def broadcast_after_init(param, root=0):
     def init_then_broadcast(self, *args, **kwargs):
         init_impl(*args, **kwargs)
         del self._init_impl                     # once: back to the class's method
-        world().broadcast_(self._check_and_get(self._data, list), root)
+        arrays = self._check_and_get(self._data, list)
+        # the shapes were not known to compare before: a broadcast of different sizes would
+        # fail inside MPI, or worse
+        world().check_same('a parameter initialised at the first forward', [
+            (self.name, arrays[0].shape, arrays[0]._data.dtype.name)])
+        world().broadcast_(arrays, root)
 
     param._init_impl = types.MethodType(init_then_broadcast, param)
 
@@ -316,9 +325,17 @@ def _abort_on_exception(comm):
     def hook(kind, value, tb):
         if issubclass(kind, KeyboardInterrupt):
             return previous(kind, value, tb)
+        text = ''.join(traceback.format_exception(kind, value, tb))
         sys.stderr.write(f'hybridlib: worker rank {comm.rank} of {comm.size} failed; stopping '
-                         'the job:\n' + ''.join(traceback.format_exception(kind, value, tb)))
+                         'the job:\n' + text)
         sys.stderr.flush()
+        folder = os.environ.get(LAUNCH_FOLDER)
+        if folder:          # for hybridlib.launch, which says what failed whatever MPI relays
+            with open(os.path.join(folder, f'failed{comm.rank}'), 'w') as f:
+                f.write(text)
+        # the abort kills every worker at once: give the MPI launcher a moment to relay the
+        # output first
+        time.sleep(_ABORT_GRACE)
         comm.comm.Abort(1)
 
     sys.excepthook = hook

@@ -324,11 +324,19 @@ class DistributedTrainer(Trainer):
         self._num_groups = num_groups
         super().__init__(params, optimizer, optimizer_params=optimizer_params, kvstore=None)
         self._scale *= gradient_predivide_factor / size()
-        # the workers must train the same parameters, in the same order
+        self._shapes_checked = False
+        self._check_same_params()
+
+    def _check_same_params(self):
+        """The workers must train the same parameters, in the same order; the shapes are
+        compared again at the first step, once deferred shapes are known."""
         _world().check_same('the DistributedTrainer\'s parameters', [
             (p.name, p.shape, np.dtype(p.dtype).name) for p in self._params])
 
     def _allreduce_grads(self, params):
+        if not self._shapes_checked:
+            self._check_same_params()
+            self._shapes_checked = True
         # every trainable parameter, stale or not, so that every worker makes the same call
         grads = [g for p in self._params if p.grad_req != 'null' for g in p.list_grad()]
         _allreduce_grads(grads, self._compression, self._gradient_predivide_factor)

@@ -11,8 +11,9 @@ Each worker joins the job (``dist.world()``) before the script starts, so an exc
 worker stops them all with its traceback, under its rank, instead of leaving the others
 waiting. A worker that dies (a signal, ``os._exit``) is reported by the MPI launcher, which
 stops the rest; MPICH's report names the process id, which this front turns into the worker's
-rank (each worker leaves its rank, host and pid in a folder for the run). The exit status is
-the MPI launcher's: non-zero when any worker failed.
+rank. Each worker leaves its rank, host and pid in a folder for the run, and the exception it
+raised, which this front repeats in one line at the end (MPI may cut the traceback short when
+it stops the job). The exit status is the MPI launcher's: non-zero when any worker failed.
 """
 import os
 import re
@@ -28,7 +29,6 @@ from .__main__ import main as run_script
 __all__ = ['mpiexec', 'command', 'main']
 
 _WORKER = '--worker'
-_FOLDER = 'HYBRIDLIB_LAUNCH_DIR'       # where the workers of a run leave their rank, host, pid
 # MPICH's report of a worker that died: "=   PID 21101 RUNNING AT host" then "EXIT CODE: 9"
 _DIED = re.compile(rb'PID (\d+) RUNNING AT (\S+)')
 _EXIT = re.compile(rb'EXIT CODE: (\d+)')
@@ -77,7 +77,7 @@ def command(n, argv, hosts=None, launcher=None):
 def _worker(argv):
     """One worker: join the job, then run the script as ``python -m hybridlib`` does."""
     world = dist.world()
-    folder = os.environ.get(_FOLDER)
+    folder = os.environ.get(dist.LAUNCH_FOLDER)
     if folder:
         with open(os.path.join(folder, f'rank{world.rank}'), 'w') as f:
             f.write(f'{socket.gethostname()} {os.getpid()}')
@@ -89,7 +89,7 @@ def _run(cmd):
     process id, name the worker's rank. Returns the exit status."""
     with tempfile.TemporaryDirectory(prefix='hybridlib-launch-') as folder:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=dict(os.environ,
-                                                                      **{_FOLDER: folder}))
+                                                                      **{dist.LAUNCH_FOLDER: folder}))
         died, code = None, None
         for line in iter(proc.stdout.readline, b''):
             sys.stdout.buffer.write(line)
@@ -101,6 +101,9 @@ def _run(cmd):
             if found and code is None:
                 code = int(found.group(1))
         status = proc.wait()
+        for rank, text in _failures(folder):
+            print(f'hybridlib.launch: worker rank {rank} raised {text}; the others were '
+                  'stopped', file=sys.stderr)
         if died is not None:
             rank = _rank_of(folder, *died)
             what = f'worker rank {rank}' if rank is not None else 'a worker'
@@ -110,8 +113,21 @@ def _run(cmd):
         return status
 
 
+def _failures(folder):
+    """(rank, the exception's last line) of each worker that raised, by rank."""
+    found = []
+    for name in os.listdir(folder):
+        if name.startswith('failed'):
+            with open(os.path.join(folder, name)) as f:
+                lines = f.read().strip().splitlines()
+            found.append((int(name[len('failed'):]), lines[-1] if lines else 'an exception'))
+    return sorted(found)
+
+
 def _rank_of(folder, host, pid):
     for name in os.listdir(folder):
+        if not name.startswith('rank'):
+            continue
         with open(os.path.join(folder, name)) as f:
             their_host, their_pid = f.read().split()
         if int(their_pid) == pid and host in (their_host, their_host.split('.')[0]):
