@@ -88,8 +88,8 @@ def _run(cmd):
     """Run the MPI launcher, relaying its output; when it reports a worker that died by its
     process id, name the worker's rank. Returns the exit status."""
     with tempfile.TemporaryDirectory(prefix='hybridlib-launch-') as folder:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=dict(os.environ,
-                                                                      **{dist.LAUNCH_FOLDER: folder}))
+        env = dict(os.environ, **{dist.LAUNCH_FOLDER: folder})
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
         died, code = None, None
         for line in iter(proc.stdout.readline, b''):
             sys.stdout.buffer.write(line)
