@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import hybridlib as mx
-from hybridlib import dist, kvstore
+from hybridlib import dist, kvstore, launch as launcher
 from hybridlib.base import MXNetError, NotSupportedError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +77,14 @@ def test_kvstore_interface_across_workers(tmp_path, kind):
 
 
 @needs_mpi
+def test_horovod_collectives_across_workers():
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
+                           os.path.join(HERE, 'horovod_api.py')],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+@needs_mpi
 def test_a_killed_worker_stops_the_job_and_is_named(tmp_path):
     done, seconds = launch(2, 'mlp', 'dist_sync', tmp_path, 'kill', timeout=90)
     assert done.returncode != 0
@@ -94,13 +102,31 @@ def test_an_exception_in_a_worker_stops_the_job_with_its_traceback(tmp_path):
 
 @needs_mpi
 @pytest.mark.parametrize('kind', ['dist_sync', 'hvd_trainer'])
-def test_workers_that_disagree_on_the_model_fail_at_init(tmp_path, kind):
-    done, seconds = launch(2, 'cnn', kind, tmp_path, 'shape', timeout=90)
+@pytest.mark.parametrize('fault, differs', [('shape', "of shape (5,)"),
+                                            ('name', "rank 1 has 'dense1_")])
+def test_workers_that_disagree_on_the_model_fail_at_init(tmp_path, kind, fault, differs):
+    done, seconds = launch(2, 'cnn', kind, tmp_path, fault, timeout=90)
     assert done.returncode != 0
     assert seconds < 60
     message = done.stderr
     assert 'the workers disagree on' in message, message[-3000:]
-    assert 'rank 1 has' in message and 'where rank 0 has' in message
+    assert 'rank 1 has' in message and 'where rank 0 has' in message and differs in message
+
+
+def test_launch_command_line(monkeypatch):
+    monkeypatch.setattr(launcher, '_is_open_mpi', lambda launcher: False)
+    assert launcher.command(3, ['train.py', '--lr', '1'], hosts='a,b', launcher='mpiexec') == [
+        'mpiexec', '-n', '3', '-hosts', 'a,b', sys.executable, '-m', 'hybridlib.launch',
+        '--worker', 'train.py', '--lr', '1']
+    monkeypatch.setattr(launcher, '_is_open_mpi', lambda launcher: True)
+    cmd = launcher.command(2, ['-m', 'pkg'], hosts='a,b', launcher='mpirun')
+    assert cmd[:3] == ['mpirun', '-n', '2'] and ['--host', 'a,b'] == cmd[-8:-6]
+    assert '--oversubscribe' in cmd and cmd[-2:] == ['-m', 'pkg']
+    for bad in (['-n', '0', 'x.py'], ['-n', 'two', 'x.py'], ['--bogus', 'x.py'], ['-n', '2']):
+        with pytest.raises(SystemExit):
+            launcher._parse(bad)
+    assert launcher._parse(['-n', '2', '--hosts=h1,h2', 'x.py', '-n', '5']) == \
+        (2, 'h1,h2', ['x.py', '-n', '5'])
 
 
 @needs_mpi

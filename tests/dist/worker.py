@@ -14,8 +14,8 @@ each batch between the workers (rank r takes rows r, r + N, ...):
 
 Every worker starts from its own random initialisation (the seed depends on the rank): the
 KVStore's init, or ``broadcast_parameters``, must give all of them rank 0's. FAULT makes rank 1
-fail at step 5: ``kill`` (SIGKILL), ``raise`` (an exception) or ``shape`` (its model differs
-from the start).
+fail: at step 5 by ``kill`` (SIGKILL) or ``raise`` (an exception); from the start by ``shape``
+(its last layer is wider) or ``name`` (its layers are named apart).
 """
 import os
 import signal
@@ -57,6 +57,8 @@ def main(name, kind, out, fault=None):
         kv = mx.kv.create(kind)
         rank, size = kv.rank, kv.num_workers
     mx.random.seed(100 + rank)
+    if fault == 'name' and rank == 1:
+        gluon.nn.Dense(1)           # takes the name dense0: this worker's layers are named apart
     net = model(name, 5 if fault == 'shape' and rank == 1 else 4)
     net.initialize(mx.init.Xavier())
     net.hybridize()
