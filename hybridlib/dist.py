@@ -273,7 +273,9 @@ def broadcast_after_init(param, root=0):
     """Make the deferred initialisation of ``param`` (a Parameter whose shape is known at its
     first forward) end with a broadcast of worker ``root``'s values, so that every worker's
     first forward already runs on the same weights. The workers reach it together, in the
-    first forward."""
+    first forward. Asking twice before the initialisation changes nothing."""
+    if '_init_impl' in vars(param):
+        return                                  # already made to broadcast
     init_impl = param._init_impl
 
     def init_then_broadcast(self, *args, **kwargs):

@@ -88,10 +88,11 @@ class Trainer:
         self._distributed = None
         self._params_to_init = []
         self._reset_kvstore()
-        if kvstore is not None and (isinstance(kvstore, DistKVStore) or
-                                    isinstance(kvstore, str) and kvstore in DIST_TYPES):
+        if isinstance(kvstore, DistKVStore) or isinstance(kvstore, str) and (
+                kvstore.lower().startswith('dist') or kvstore.lower() in DIST_TYPES):
             # at once, not at the first step: every worker's first forward must already run
-            # on rank 0's weights (the workers make their Trainers together)
+            # on rank 0's weights (the workers make their Trainers together); a type that is
+            # not supported says so here
             self._prepare()
 
     def _check_contexts(self):
@@ -129,9 +130,7 @@ class Trainer:
                 (pending if param._deferred_init else ready).append(param)
             if self._distributed:
                 for param in pending:
-                    if not getattr(param, '_broadcast_pending', False):
-                        dist.broadcast_after_init(param, root=0)
-                        param._broadcast_pending = True
+                    dist.broadcast_after_init(param, root=0)
             if self._distributed and ready:
                 # one collective call for them all; the workers must agree on what they train
                 self._kvstore._comm.check_same('the Trainer\'s parameters', [

@@ -178,6 +178,10 @@ def test_dist_async_names_the_synchronous_types():
         kvstore.create('dist_async')
     with pytest.raises(MXNetError, match='Unknown KVStore type'):
         kvstore.create('dist_nonsense')
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+    with pytest.raises(NotSupportedError, match='asynchronous'):       # at once, not at a step
+        mx.gluon.Trainer(net.collect_params(), 'sgd', kvstore='dist_async')
 
 
 def test_missing_mpi4py_names_the_extra(monkeypatch):
