@@ -352,35 +352,60 @@ def _create_kvstore(kvstore, num_device, arg_params):
     return kv, update_on_kvstore
 
 
+def _in_one_call(kvstore):
+    """Whether ``kvstore`` takes lists of keys in one call (hybridlib's stores do, and a
+    distributed one then packs them into a few collective calls); other stores get a call per
+    key, as MXNet's modules make them."""
+    return isinstance(kvstore, kvs.KVStore)
+
+
 def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_on_kvstore):
     """Put each parameter in the store; with ``update_on_kvstore`` also copy it to every
     device."""
-    for idx, param_on_devs in enumerate(param_arrays):
-        name = param_names[idx]
+    names = list(param_names[:len(param_arrays)])
+    values = [arg_params[name] for name in names]
+    if _in_one_call(kvstore) and names:
+        names, values, param_arrays = [names], [values], [list(param_arrays)]
+    for name, value, param_on_devs in zip(names, values, param_arrays):
         if not update_on_kvstore:
-            kvstore.init(name, arg_params[name])
+            kvstore.init(name, value)
         else:
-            kvstore.broadcast(name, arg_params[name], out=param_on_devs)
+            kvstore.broadcast(name, value, out=param_on_devs)
+
+
+def _pushpull(kvstore, names, grad_arrays, out=None):
+    """``pushpull`` of each parameter's gradients (into ``out``, else into themselves)."""
+    if not names:
+        return
+    if _in_one_call(kvstore):
+        kvstore.pushpull(names, grad_arrays, out=out)
+        return
+    for index, (name, grads) in enumerate(zip(names, grad_arrays)):
+        kvstore.pushpull(name, grads, out=None if out is None else out[index], priority=-index)
+
+
+def _with_gradients(grad_arrays):
+    """The indices of the parameters that have gradients."""
+    return [i for i, grads in enumerate(grad_arrays) if grads[0] is not None]
 
 
 def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
     """Push each parameter's gradients (the store sums and updates) and pull the weights."""
-    for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
-        if grad_list[0] is None:
-            continue
-        kvstore.pushpull(param_names[index], grad_list, out=arg_list, priority=-index)
+    chosen = _with_gradients(grad_arrays)
+    _pushpull(kvstore, [param_names[i] for i in chosen], [grad_arrays[i] for i in chosen],
+              out=[param_arrays[i] for i in chosen])
 
 
 def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
                    param_names=None):
     """Sum the gradients through ``kvstore`` (when given), then update every device's copy
     with ``updater`` under the index ``parameter * num_device + device``."""
+    chosen = _with_gradients(grad_arrays)
+    if kvstore:
+        _pushpull(kvstore, [param_names[i] for i in chosen], [grad_arrays[i] for i in chosen])
     updates = [[] for _ in range(num_device)]
-    for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
-        if grad_list[0] is None:
-            continue
-        if kvstore:
-            kvstore.pushpull(param_names[index], grad_list, priority=-index)
+    for index in chosen:
+        arg_list, grad_list = param_arrays[index], grad_arrays[index]
         for k, (weight, grad) in enumerate(zip(arg_list, grad_list)):
             updates[k].append((index * num_device + k, grad, weight))
     for dev_updates in updates:

@@ -77,6 +77,20 @@ def test_kvstore_interface_across_workers(tmp_path, kind):
 
 
 @needs_mpi
+def test_module_fit_with_dist_sync_trains_as_one_process(tmp_path):
+    script = os.path.join(HERE, 'module_fit.py')
+    single = subprocess.run([sys.executable, script, 'single', tmp_path], capture_output=True,
+                            text=True, timeout=120)
+    assert single.returncode == 0, single.stderr[-3000:]
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2', script,
+                           'dist_sync', tmp_path], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    first, second = weights(tmp_path, 'dist_sync', 0), weights(tmp_path, 'dist_sync', 1)
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, weights(tmp_path, 'single', 0), rtol=1e-5, atol=1e-6)
+
+
+@needs_mpi
 def test_horovod_collectives_across_workers():
     done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
                            os.path.join(HERE, 'horovod_api.py')],
