@@ -168,8 +168,10 @@ def _parse(argv):
                 raise SystemExit(f'hybridlib.launch: -n takes a positive number of workers, '
                                  f'got {value!r}')
         i += 1
-    if n is None or i == len(argv):
-        raise SystemExit(USAGE)
+    if n is None:
+        raise SystemExit(f'hybridlib.launch: -n N (the number of workers) is required\n\n{USAGE}')
+    if i == len(argv):
+        raise SystemExit(f'hybridlib.launch: a script to run is required\n\n{USAGE}')
     return n, hosts, argv[i:]
 
 
