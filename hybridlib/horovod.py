@@ -204,12 +204,9 @@ def broadcast_parameters(params, root_rank=0, prefix=None):
     order, as Horovod). A Parameter whose initialisation is deferred is broadcast right after
     it is initialised (its first forward), which every worker reaches together.
     """
-    if isinstance(params, ParameterDict):
-        items = sorted(params.items())
-    elif isinstance(params, dict):
-        items = sorted(params.items())
-    else:
+    if not isinstance(params, (ParameterDict, dict)):
         raise ValueError(f'invalid params of type: {type(params)}')
+    items = sorted(params.items())
     world = _world()
     tensors, names = [], []
     for key, value in items:

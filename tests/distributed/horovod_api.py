@@ -41,6 +41,18 @@ def main():
     params = {'b': nd.full((2,), rank + 1.0), 'a': nd.full((1,), rank + 3.0)}
     hvd.broadcast_parameters(params, root_rank=1)
     assert params['b'].asnumpy().tolist() == [2.0, 2.0] and params['a'].asnumpy().tolist() == [4.0]
+    # DistributedTrainer's fp16 compression: summed as float16, written back as float32
+    net = mx.gluon.nn.Dense(2, in_units=2)
+    net.initialize(mx.init.Constant(1.0))
+    trainer = hvd.DistributedTrainer(net.collect_params(), 'sgd', {'learning_rate': 1.0},
+                                     compression=hvd.Compression.fp16)
+    with mx.autograd.record():
+        loss = net(nd.array([[0.5, 0.25]]) * (rank + 1)).sum()
+    loss.backward()
+    trainer.step(1)
+    # the average of the workers' gradients (x and 2x): 1.5x, subtracted from 1
+    np.testing.assert_allclose(net.weight.data().asnumpy(), 1 - 1.5 * np.array([[0.5, 0.25]] * 2))
+    assert net.weight.data().dtype == np.float32
     with pytest.raises(mx.base.NotSupportedError, match='Adasum'):
         hvd.allreduce(x, op=hvd.Adasum)
     with pytest.raises(ValueError, match='supersedes'):
