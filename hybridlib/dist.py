@@ -122,29 +122,32 @@ class Communicator:
             raise MXNetError(f'the workers disagree on {what}: {detail}. Every worker must '
                              f'build the same model and give its parameters in the same order')
 
+    def check_same_parameters(self, what, params):
+        """``check_same`` of the Parameters' names, shapes and dtypes."""
+        self.check_same(what, [(p.name, p.shape, np.dtype(p.dtype).name) for p in params])
+
     # -- collectives on NDArrays ------------------------------------------------------------------
     def allreduce_(self, arrays, average=False, prescale=1.0, postscale=1.0):
         """Sum ``arrays`` (NDArrays, any contexts) over the workers, in place; ``average``
         divides by the number of workers. The factors scale before and after the sum."""
         after = postscale / self.size if average else postscale
-        for ctx, bucket in _buckets(arrays):
-            with ctx.device_scope():
-                flat, in_place = _pack(bucket, prescale)
-                if self.size > 1:
-                    self._collective(ctx, flat, 'allreduce')
-                _unpack(flat, in_place, bucket, after)
-        return arrays
+        return self._in_buckets(arrays, 'allreduce', prescale, after)
 
     def broadcast_(self, arrays, root=0):
         """Overwrite ``arrays`` with worker ``root``'s, in place."""
         if not 0 <= root < self.size:
             raise MXNetError(f'broadcast root rank {root} is not a worker (0 .. {self.size - 1})')
+        return self._in_buckets(arrays, 'broadcast', 1.0, 1.0, root)
+
+    def _in_buckets(self, arrays, what, before, after, root=0):
+        """Run the collective ``what`` on ``arrays`` packed into buckets, scaled ``before``
+        and ``after``; returns them."""
         for ctx, bucket in _buckets(arrays):
             with ctx.device_scope():
-                flat, in_place = _pack(bucket, 1.0)
+                flat, in_place = _pack(bucket, before)
                 if self.size > 1:
-                    self._collective(ctx, flat, 'broadcast', root)
-                _unpack(flat, in_place, bucket, 1.0)
+                    self._collective(ctx, flat, what, root)
+                _unpack(flat, in_place, bucket, after)
         return arrays
 
     def _collective(self, ctx, flat, what, root=0):
@@ -175,9 +178,9 @@ class Communicator:
         return self._nccl[key]
 
     def allgather(self, array):
-        """The workers' ``array`` (numpy or cupy data) joined along the first axis, on the
+        """The workers' ``array`` (an NDArray) joined along the first axis, as numpy on the
         host; the other dimensions and the dtype must agree."""
-        host = np.ascontiguousarray(_host(array))
+        host = np.ascontiguousarray(array.asnumpy())
         shapes = self.allgather_object((host.shape, host.dtype.str))
         rest = {(s[1:], d) for s, d in shapes}
         if len(rest) > 1:
@@ -281,18 +284,12 @@ def broadcast_after_init(param, root=0):
     def init_then_broadcast(self, *args, **kwargs):
         init_impl(*args, **kwargs)
         del self._init_impl                     # once: back to the class's method
-        arrays = self._check_and_get(self._data, list)
         # the shapes were not known to compare before: a broadcast of different sizes would
         # fail inside MPI, or worse
-        world().check_same('a parameter initialised at the first forward', [
-            (self.name, arrays[0].shape, arrays[0]._data.dtype.name)])
-        world().broadcast_(arrays, root)
+        world().check_same_parameters('a parameter initialised at the first forward', [self])
+        world().broadcast_(self._check_and_get(self._data, list), root)
 
     param._init_impl = types.MethodType(init_then_broadcast, param)
-
-
-def _host(data):
-    return data if isinstance(data, np.ndarray) else data.get()
 
 
 def _buckets(arrays):
@@ -316,8 +313,8 @@ def _buckets(arrays):
 
 
 def _show(entry):
-    name, shape, dtype = (tuple(entry) + (None, None))[:3]
-    return f'{name!r} of shape {tuple(shape) if shape is not None else None} ({dtype})'
+    name, shape, dtype = entry
+    return f'{name!r} of shape {tuple(shape)} ({dtype})'
 
 
 def _abort_on_exception(comm):

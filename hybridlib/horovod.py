@@ -149,41 +149,47 @@ def _check(tensor, what):
     return tensor
 
 
+def _allreduce(tensors, what, copy, average, op, prescale, postscale):
+    """The allreduce of ``tensors`` (fused), in place or on copies; returns them."""
+    tensors = [_check(t, what) for t in tensors]
+    if copy:
+        tensors = [t.copy() for t in tensors]
+    return _world().allreduce_(tensors, _average(average, op), prescale, postscale)
+
+
 def allreduce_(tensor, average=None, name=None, priority=0, prescale_factor=1.0,
                postscale_factor=1.0, process_set=None, op=None):
     """Sum (or average) ``tensor`` over the workers, in place; returns it."""
-    _world().allreduce_([_check(tensor, 'allreduce_')], _average(average, op),
-                        prescale_factor, postscale_factor)
-    return tensor
+    return _allreduce([tensor], 'allreduce_', False, average, op, prescale_factor,
+                      postscale_factor)[0]
 
 
 def allreduce(tensor, average=None, name=None, priority=0, prescale_factor=1.0,
               postscale_factor=1.0, process_set=None, op=None):
     """The sum (or average) of ``tensor`` over the workers, in a new array."""
-    return allreduce_(_check(tensor, 'allreduce').copy(), average, name, priority,
-                      prescale_factor, postscale_factor, process_set, op)
+    return _allreduce([tensor], 'allreduce', True, average, op, prescale_factor,
+                      postscale_factor)[0]
 
 
 def grouped_allreduce_(tensors, average=None, name=None, priority=0, prescale_factor=1.0,
                        postscale_factor=1.0, process_set=None, op=None):
     """``allreduce_`` of each of ``tensors``, fused; returns them."""
-    _world().allreduce_([_check(t, 'grouped_allreduce_') for t in tensors],
-                        _average(average, op), prescale_factor, postscale_factor)
-    return tensors
+    return _allreduce(tensors, 'grouped_allreduce_', False, average, op, prescale_factor,
+                      postscale_factor)
 
 
 def grouped_allreduce(tensors, average=None, name=None, priority=0, prescale_factor=1.0,
                       postscale_factor=1.0, process_set=None, op=None):
-    return grouped_allreduce_([_check(t, 'grouped_allreduce').copy() for t in tensors],
-                              average, name, priority, prescale_factor, postscale_factor,
-                              process_set, op)
+    """``allreduce`` of each of ``tensors``, fused, into new arrays."""
+    return _allreduce(tensors, 'grouped_allreduce', True, average, op, prescale_factor,
+                      postscale_factor)
 
 
 def allgather(tensor, name=None, priority=0, process_set=None):
     """The workers' ``tensor`` joined along the first axis (whose length may differ between
     workers), on ``tensor``'s context."""
     tensor = _check(tensor, 'allgather')
-    return nd.array(_world().allgather(tensor._data), ctx=tensor.context, dtype=tensor.dtype)
+    return nd.array(_world().allgather(tensor), ctx=tensor.context, dtype=tensor.dtype)
 
 
 def broadcast_(tensor, root_rank, name=None, priority=0, process_set=None):
@@ -327,8 +333,7 @@ class DistributedTrainer(Trainer):
     def _check_same_params(self):
         """The workers must train the same parameters, in the same order; the shapes are
         compared again at the first step, once deferred shapes are known."""
-        _world().check_same('the DistributedTrainer\'s parameters', [
-            (p.name, p.shape, np.dtype(p.dtype).name) for p in self._params])
+        _world().check_same_parameters('the DistributedTrainer\'s parameters', self._params)
 
     def _allreduce_grads(self, params):
         if not self._shapes_checked:

@@ -27,7 +27,7 @@ from .context import cpu
 from .ndarray import NDArray
 from .serialization import atomic_write
 
-__all__ = ['KVStoreBase', 'KVStore', 'DistKVStore', 'TestStore', 'create']
+__all__ = ['KVStoreBase', 'KVStore', 'DistKVStore', 'TestStore', 'create', 'is_distributed']
 
 _LOCAL_TYPES = ('local', 'device', 'nccl', 'local_update_cpu', 'local_allreduce_cpu',
                 'local_allreduce_device')
@@ -326,6 +326,13 @@ def _sum(values, ctx):
     for v in values[1:]:
         total += v.as_in_context(ctx)
     return total
+
+
+def is_distributed(name):
+    """Whether the KVStore type ``name`` spans the workers of a job (``dist_*`` as MXNet says
+    it, and ``horovod``), supported or not."""
+    name = name.lower()
+    return 'dist' in name or name in DIST_TYPES
 
 
 def create(name='local'):

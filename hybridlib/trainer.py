@@ -28,11 +28,9 @@ Differences from MXNet 1.9.1, on purpose:
 """
 import os
 
-import numpy as np
-
 from . import dist, optimizer as opt, optimizer_states
 from .base import MXNetError
-from .kvstore import DIST_TYPES, DistKVStore, KVStoreBase, create as create_kvstore
+from .kvstore import DistKVStore, KVStoreBase, create as create_kvstore, is_distributed
 from .parameter import Parameter, ParameterDict
 from .serialization import atomic_write
 
@@ -88,8 +86,8 @@ class Trainer:
         self._distributed = None
         self._params_to_init = []
         self._reset_kvstore()
-        if isinstance(kvstore, DistKVStore) or isinstance(kvstore, str) and (
-                kvstore.lower().startswith('dist') or kvstore.lower() in DIST_TYPES):
+        if isinstance(kvstore, DistKVStore) or isinstance(kvstore, str) and \
+                is_distributed(kvstore):
             # at once, not at the first step: every worker's first forward must already run
             # on rank 0's weights (the workers make their Trainers together); a type that is
             # not supported says so here
@@ -133,8 +131,7 @@ class Trainer:
                     dist.broadcast_after_init(param, root=0)
             if self._distributed and ready:
                 # one collective call for them all; the workers must agree on what they train
-                self._kvstore._comm.check_same('the Trainer\'s parameters', [
-                    (p.name, p.shape, np.dtype(p.dtype).name) for p in ready])
+                dist.world().check_same_parameters('the Trainer\'s parameters', ready)
                 arrays = [p._check_and_get(p._data, list) for p in ready]
                 self._kvstore.broadcast([self._param2idx[p.name] for p in ready],
                                         [a[0] for a in arrays], arrays)
@@ -185,7 +182,7 @@ class Trainer:
         elif isinstance(kvstore, KVStoreBase):
             kv = kvstore
         elif isinstance(kvstore, str):
-            if len(self._contexts) == 1 and 'dist' not in kvstore and kvstore != 'horovod':
+            if len(self._contexts) == 1 and not is_distributed(kvstore):
                 kv = None       # one device and one worker: nothing to sum
             else:
                 kv = create_kvstore(kvstore)

@@ -28,12 +28,19 @@ needs_mpi = pytest.mark.skipif(
     reason="needs the dist extra (pip install 'hybridlib[dist]')")
 
 
-def launch(n, *args, timeout=120):
+def launch(script, *args, timeout=120):
+    """``python -m hybridlib.launch -n 2 SCRIPT ARGS``: (the finished run, its seconds)."""
     start = time.monotonic()
-    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', str(n), WORKER]
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2', script]
                           + [str(a) for a in args], capture_output=True, text=True,
                           timeout=timeout)
     return done, time.monotonic() - start
+
+
+def succeeds(script, *args, timeout=120):
+    """Run ``script`` on two workers; it must exit 0."""
+    done, _ = launch(os.path.join(HERE, script), *args, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
 def weights(out, kind, rank):
@@ -58,8 +65,7 @@ def single(tmp_path_factory):
                                   'hvd_optimizer'])
 @pytest.mark.parametrize('name', ['mlp', 'cnn'])
 def test_two_workers_train_as_one_process(single, tmp_path, name, kind):
-    done, _ = launch(2, name, kind, tmp_path)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    succeeds('worker.py', name, kind, tmp_path)
     first, second = weights(tmp_path, kind, 0), weights(tmp_path, kind, 1)
     # every worker holds the same weights: they started apart (each its own seed), so what
     # they share came from rank 0
@@ -70,10 +76,7 @@ def test_two_workers_train_as_one_process(single, tmp_path, name, kind):
 @needs_mpi
 @pytest.mark.parametrize('kind', ['dist_sync', 'dist_device_sync', 'horovod'])
 def test_kvstore_interface_across_workers(tmp_path, kind):
-    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
-                           os.path.join(HERE, 'kvstore_api.py'), kind, tmp_path / 'states'],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    succeeds('kvstore_api.py', kind, tmp_path / 'states')
 
 
 @needs_mpi
@@ -82,9 +85,7 @@ def test_module_fit_with_dist_sync_trains_as_one_process(tmp_path):
     single = subprocess.run([sys.executable, script, 'single', tmp_path], capture_output=True,
                             text=True, timeout=120)
     assert single.returncode == 0, single.stderr[-3000:]
-    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2', script,
-                           'dist_sync', tmp_path], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    succeeds('module_fit.py', 'dist_sync', tmp_path)
     first, second = weights(tmp_path, 'dist_sync', 0), weights(tmp_path, 'dist_sync', 1)
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, weights(tmp_path, 'single', 0), rtol=1e-5, atol=1e-6)
@@ -92,15 +93,12 @@ def test_module_fit_with_dist_sync_trains_as_one_process(tmp_path):
 
 @needs_mpi
 def test_horovod_collectives_across_workers():
-    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
-                           os.path.join(HERE, 'horovod_api.py')],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    succeeds('horovod_api.py')
 
 
 @needs_mpi
 def test_a_killed_worker_stops_the_job_and_is_named(tmp_path):
-    done, seconds = launch(2, 'mlp', 'dist_sync', tmp_path, 'kill', timeout=90)
+    done, seconds = launch(WORKER, 'mlp', 'dist_sync', tmp_path, 'kill', timeout=90)
     assert done.returncode != 0
     assert seconds < 60
     assert 'worker rank 1' in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
@@ -108,7 +106,7 @@ def test_a_killed_worker_stops_the_job_and_is_named(tmp_path):
 
 @needs_mpi
 def test_an_exception_in_a_worker_stops_the_job_with_its_traceback(tmp_path):
-    done, seconds = launch(2, 'mlp', 'hvd_trainer', tmp_path, 'raise', timeout=90)
+    done, seconds = launch(WORKER, 'mlp', 'hvd_trainer', tmp_path, 'raise', timeout=90)
     assert done.returncode != 0
     assert seconds < 60
     assert 'worker rank 1 raised RuntimeError: worker 1 fails at step 5' in done.stderr
@@ -119,7 +117,7 @@ def test_an_exception_in_a_worker_stops_the_job_with_its_traceback(tmp_path):
 @pytest.mark.parametrize('fault, differs', [('shape', "of shape (5,)"),
                                             ('name', "rank 1 has 'dense1_")])
 def test_workers_that_disagree_on_the_model_fail_at_init(tmp_path, kind, fault, differs):
-    done, seconds = launch(2, 'cnn', kind, tmp_path, fault, timeout=90)
+    done, seconds = launch(WORKER, 'cnn', kind, tmp_path, fault, timeout=90)
     assert done.returncode != 0
     assert seconds < 60
     message = done.stderr
@@ -163,10 +161,7 @@ needs_gpu = pytest.mark.skipif(not importlib.util.find_spec('cupy') or mx.num_gp
 @needs_mpi
 @needs_gpu
 def test_gpu_arrays_across_two_workers_on_one_device():
-    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2',
-                           os.path.join(HERE, 'gpu_api.py')],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    succeeds('gpu_api.py', timeout=300)
 
 
 @needs_mpi
