@@ -1,7 +1,7 @@
 """Distributed training on this machine: allreduce throughput, and the digits CNN's step time
 from 1 to N worker processes (``python -m hybridlib.launch``; needs the ``dist`` extra).
 
-usage: python benchmarks/distributed.py [--workers N] [--steps 150] [--threads T]
+usage: python benchmarks/distributed.py [--workers N] [--steps 150] [--threads T] [--hosts H,H]
 
 * **allreduce**: float32 buffers of 4 KiB to 64 MiB summed over N workers
   (``dist.Communicator.allreduce_``, one buffer per call), median seconds of a call. The
@@ -16,6 +16,11 @@ usage: python benchmarks/distributed.py [--workers N] [--steps 150] [--threads T
 The table ends with the ring cost model: a step on N machines takes about
 ``compute / N + 2 (N - 1) / N * gradient bytes / link bandwidth + 2 (N - 1) * latency``, with
 the compute and the gradient size measured here.
+
+``--hosts`` places the N workers as the launcher's ``--hosts`` does. Two names of this machine
+(``--hosts localhost,127.0.0.1``) make MPI treat the workers as two machines; with
+``UCX_TLS=tcp,self`` in the environment, MPICH's network module (UCX) sends their traffic over
+TCP on loopback instead of shared memory, as between machines.
 
 Worker mode (under the launcher; rank 0 prints one JSON line):
 ``--worker allreduce|cnn [--steps S] [--sizes BYTES,...]``.
@@ -109,7 +114,8 @@ def launch(n, what, args, threads):
     env = dict(os.environ)
     for name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
         env[name] = str(threads)
-    cmd = [sys.executable, '-m', 'hybridlib.launch', '-n', str(n), str(Path(__file__)),
+    where = ['--hosts', args.hosts] if args.hosts and n > 1 else []
+    cmd = [sys.executable, '-m', 'hybridlib.launch', '-n', str(n), *where, str(Path(__file__)),
            '--worker', what, '--steps', str(args.steps),
            '--sizes', ','.join(str(s) for s in args.sizes)]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -124,7 +130,8 @@ def main(args):
     cores = os.cpu_count() or 1
     threads = args.threads or max(1, cores // n)
     print(f'## Distributed training on one machine ({common.cpu_model()}, {cores} CPUs; '
-          f'{n} workers, {threads} BLAS thread(s) each)\n')
+          f'{n} workers, {threads} BLAS thread(s) each'
+          + (f', hosts {args.hosts}' if args.hosts else '') + ')\n')
     reduce = launch(n, 'allreduce', args, threads)['allreduce']
     print(f'### allreduce of float32 buffers, {n} workers (median per call)\n')
     print('| bytes | ms | algorithm GB/s | bus GB/s |')
@@ -159,6 +166,7 @@ def parse():
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--steps', type=int, default=150)
     parser.add_argument('--threads', type=int, default=0)
+    parser.add_argument('--hosts', default='')
     parser.add_argument('--sizes', default=','.join(str(s) for s in SIZES))
     parser.add_argument('--worker', choices=('allreduce', 'cnn'))
     args = parser.parse_args()

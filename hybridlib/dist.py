@@ -38,7 +38,7 @@ import numpy as np
 from .base import MXNetError
 from .context import cpu
 
-__all__ = ['world', 'initialized', 'Communicator', 'broadcast_after_init']
+__all__ = ['world', 'initialized', 'launch_folder', 'Communicator', 'broadcast_after_init']
 
 DIST_EXTRA = "pip install 'hybridlib[dist]'"
 # set by hybridlib.launch: the folder where its workers leave their rank and their failures
@@ -77,6 +77,13 @@ def world(comm=None):
 
 def initialized():
     return _world is not None
+
+
+def launch_folder():
+    """The folder ``hybridlib.launch`` made for this run, where its workers leave their
+    placement and failures; None outside the launcher, or on another machine than its."""
+    folder = os.environ.get(LAUNCH_FOLDER)
+    return folder if folder and os.path.isdir(folder) else None
 
 
 class Communicator:
@@ -328,10 +335,13 @@ def _abort_on_exception(comm):
         sys.stderr.write(f'hybridlib: worker rank {comm.rank} of {comm.size} failed; stopping '
                          'the job:\n' + text)
         sys.stderr.flush()
-        folder = os.environ.get(LAUNCH_FOLDER)
+        folder = launch_folder()
         if folder:          # for hybridlib.launch, which says what failed whatever MPI relays
-            with open(os.path.join(folder, f'failed{comm.rank}'), 'w') as f:
-                f.write(text)
+            try:
+                with open(os.path.join(folder, f'failed{comm.rank}'), 'w') as f:
+                    f.write(text)
+            except OSError:
+                pass        # the abort below matters more
         # the abort kills every worker at once: give the MPI launcher a moment to relay the
         # output first
         time.sleep(_ABORT_GRACE)

@@ -11,10 +11,13 @@ Each worker joins the job (``dist.world()``) before the script starts, so an exc
 worker stops them all with its traceback, under its rank, instead of leaving the others
 waiting. A worker that dies (a signal, ``os._exit``) is reported by the MPI launcher, which
 stops the rest; MPICH's report names the process id, which this front turns into the worker's
-rank. Each worker leaves its rank, host and pid in a folder for the run, and the exception it
-raised, which this front repeats in one line at the end (MPI may cut the traceback short when
-it stops the job). The exit status is the MPI launcher's: non-zero when any worker failed.
+rank. The workers leave the host and pid of every rank in a folder for the run, and the
+exception each raised, which this front repeats in one line at the end (MPI may cut the
+traceback short when it stops the job). Workers on other machines, where that folder does not
+exist, leave nothing there: their tracebacks still come through MPI's output. The exit status
+is the MPI launcher's: non-zero when any worker failed.
 """
+import json
 import os
 import re
 import shutil
@@ -29,6 +32,7 @@ from .__main__ import main as run_script
 __all__ = ['mpiexec', 'command', 'main']
 
 _WORKER = '--worker'
+_RANKS = 'ranks.json'        # in the run's folder: [host, pid] of every rank
 # MPICH's report of a worker that died: "=   PID 21101 RUNNING AT host" then "EXIT CODE: 9"
 _DIED = re.compile(rb'PID (\d+) RUNNING AT (\S+)')
 _EXIT = re.compile(rb'EXIT CODE: (\d+)')
@@ -77,10 +81,13 @@ def command(n, argv, hosts=None, launcher=None):
 def _worker(argv):
     """One worker: join the job, then run the script as ``python -m hybridlib`` does."""
     world = dist.world()
-    folder = os.environ.get(dist.LAUNCH_FOLDER)
-    if folder:
-        with open(os.path.join(folder, f'rank{world.rank}'), 'w') as f:
-            f.write(f'{socket.gethostname()} {os.getpid()}')
+    placement = world.allgather_object((socket.gethostname(), os.getpid()))
+    folder = dist.launch_folder()
+    if folder:              # on the launcher's machine: every worker there writes the same
+        path = os.path.join(folder, _RANKS)
+        with open(f'{path}.{world.rank}', 'w') as f:
+            json.dump(placement, f)
+        os.replace(f'{path}.{world.rank}', path)
     return run_script(argv)
 
 
@@ -105,7 +112,7 @@ def _run(cmd):
             print(f'hybridlib.launch: worker rank {rank} raised {text}; the others were '
                   'stopped', file=sys.stderr)
         if died is not None:
-            rank = _rank_of(folder, *died)
+            rank = _rank_of(_placement(folder), *died)
             what = f'worker rank {rank}' if rank is not None else 'a worker'
             how = f'exit code {code}' if code is not None else f'status {status}'
             print(f'hybridlib.launch: {what} (pid {died[1]} on {died[0]}) died ({how}); the '
@@ -124,15 +131,24 @@ def _failures(folder):
     return sorted(found)
 
 
-def _rank_of(folder, host, pid):
-    for name in os.listdir(folder):
-        if not name.startswith('rank'):
-            continue
-        with open(os.path.join(folder, name)) as f:
-            their_host, their_pid = f.read().split()
-        if int(their_pid) == pid and host in (their_host, their_host.split('.')[0]):
-            return int(name[len('rank'):])
-    return None
+def _placement(folder):
+    """[(host, pid)] of every rank, as the workers left it (empty if none could)."""
+    try:
+        with open(os.path.join(folder, _RANKS)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return []
+
+
+def _rank_of(placement, host, pid):
+    """The rank of the worker MPI reports as ``pid`` on ``host``: MPI names the host as
+    ``--hosts`` gave it (an address, a long or short name), so the process id decides, and
+    the host name only between equal ids on several machines."""
+    ranks = [rank for rank, (_, their_pid) in enumerate(placement) if their_pid == pid]
+    if len(ranks) > 1:
+        ranks = [rank for rank in ranks
+                 if host.split('.')[0] == placement[rank][0].split('.')[0]]
+    return ranks[0] if len(ranks) == 1 else None
 
 
 USAGE = """usage: python -m hybridlib.launch -n N [--hosts H1,H2,...] SCRIPT.py [ARGS...]

@@ -28,18 +28,20 @@ needs_mpi = pytest.mark.skipif(
     reason="needs the dist extra (pip install 'hybridlib[dist]')")
 
 
-def launch(script, *args, timeout=120):
-    """``python -m hybridlib.launch -n 2 SCRIPT ARGS``: (the finished run, its seconds)."""
+def launch(script, *args, timeout=120, hosts=None, env=None):
+    """``python -m hybridlib.launch -n 2 [--hosts HOSTS] SCRIPT ARGS`` with ``env`` added to
+    the environment: (the finished run, its seconds)."""
     start = time.monotonic()
-    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2', script]
+    where = ['--hosts', hosts] if hosts else []
+    done = subprocess.run([sys.executable, '-m', 'hybridlib.launch', '-n', '2', *where, script]
                           + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env={**os.environ, **(env or {})})
     return done, time.monotonic() - start
 
 
-def succeeds(script, *args, timeout=120):
-    """Run ``script`` on two workers; it must exit 0."""
-    done, _ = launch(os.path.join(HERE, script), *args, timeout=timeout)
+def succeeds(script, *args, **options):
+    """Run ``script`` on two workers (``launch``'s options); it must exit 0."""
+    done, _ = launch(os.path.join(HERE, script), *args, **options)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
@@ -71,6 +73,25 @@ def test_two_workers_train_as_one_process(single, tmp_path, name, kind):
     # they share came from rank 0
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, single[name], rtol=1e-5, atol=1e-6)
+    # one machine: the workers share it
+    for rank in (0, 1):
+        placement = np.load(os.path.join(tmp_path, f'{kind}-{rank}-placement.npy'))
+        assert placement.tolist() == [rank, 2, 0, 1]
+
+
+@needs_mpi
+@pytest.mark.parametrize('kind', ['dist_sync', 'hvd_trainer'])
+def test_two_hosts_train_as_one_process(single, tmp_path, kind):
+    # two names of this machine: MPI places one worker on each as on two machines, and UCX
+    # (MPICH's network module) is kept to TCP, over loopback, instead of shared memory
+    succeeds('worker.py', 'cnn', kind, tmp_path, hosts='localhost,127.0.0.1',
+             env={'UCX_TLS': 'tcp,self'})
+    first, second = weights(tmp_path, kind, 0), weights(tmp_path, kind, 1)
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, single['cnn'], rtol=1e-5, atol=1e-6)
+    for rank in (0, 1):
+        placement = np.load(os.path.join(tmp_path, f'{kind}-{rank}-placement.npy'))
+        assert placement.tolist() == [0, 1, rank, 2]    # local rank and size, cross rank, size
 
 
 @needs_mpi
@@ -97,11 +118,14 @@ def test_horovod_collectives_across_workers():
 
 
 @needs_mpi
-def test_a_killed_worker_stops_the_job_and_is_named(tmp_path):
-    done, seconds = launch(WORKER, 'mlp', 'dist_sync', tmp_path, 'kill', timeout=90)
+@pytest.mark.parametrize('hosts', [None, 'localhost,127.0.0.1'])
+def test_a_killed_worker_stops_the_job_and_is_named(tmp_path, hosts):
+    # with --hosts, MPI names the dead worker's host as given (127.0.0.1), not by its name
+    done, seconds = launch(WORKER, 'mlp', 'dist_sync', tmp_path, 'kill', timeout=90,
+                           hosts=hosts)
     assert done.returncode != 0
     assert seconds < 60
-    assert 'worker rank 1' in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
+    assert 'worker rank 1 (pid' in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 @needs_mpi
@@ -110,6 +134,19 @@ def test_an_exception_in_a_worker_stops_the_job_with_its_traceback(tmp_path):
     assert done.returncode != 0
     assert seconds < 60
     assert 'worker rank 1 raised RuntimeError: worker 1 fails at step 5' in done.stderr
+
+
+@needs_mpi
+def test_a_worker_away_from_the_launchers_folder_runs_and_stops_the_job(tmp_path):
+    # as on another machine than the launcher's, where the run's folder does not exist
+    cmd = launcher.command(2, [WORKER, 'mlp', 'dist_sync', tmp_path, 'raise'])
+    start = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=90,
+                          env={**os.environ, dist.LAUNCH_FOLDER: str(tmp_path / 'elsewhere')})
+    assert done.returncode != 0
+    assert time.monotonic() - start < 60
+    assert 'worker rank 1 of 2 failed' in done.stderr, done.stderr[-3000:]
+    assert 'RuntimeError: worker 1 fails at step 5' in done.stderr
 
 
 @needs_mpi

@@ -89,6 +89,11 @@ def main(name, kind, out, fault=None):
         trainer.step(x.shape[0] if kind.startswith('hvd') else BATCH)
     weights = [p.data().asnumpy().ravel() for _, p in sorted(params.items())]
     np.save(os.path.join(out, f'{kind}-{rank}.npy'), np.concatenate(weights))
+    if kind != 'single':            # where MPI placed this worker
+        import horovod.mxnet as hvd
+        hvd.init()
+        np.save(os.path.join(out, f'{kind}-{rank}-placement.npy'),
+                [hvd.local_rank(), hvd.local_size(), hvd.cross_rank(), hvd.cross_size()])
 
 
 if __name__ == '__main__':
