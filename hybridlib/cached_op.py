@@ -561,8 +561,9 @@ class _BackwardOp(OpDef):
 
 def _grad_targets_given(plan, inputs, args):
     """The arrays the backward computes its gradients in (``Plan.grad_targets``): the inputs'
-    ``.grad`` where the tape allows it (``tape.grad_target``) and the buffer fits (its own
-    memory, C-contiguous, the gradient's shape and dtype, none of the backward's inputs);
+    ``.grad`` where the tape allows it (``tape.grad_target``) and the buffer fits
+    (C-contiguous, the gradient's shape and dtype, sharing no memory with the backward's
+    inputs; it may be a view, as the gradients a distributed Trainer sums in one buffer);
     None elsewhere. An empty list when there are none."""
     if not plan.grad_targets:
         return []
@@ -571,11 +572,11 @@ def _grad_targets_given(plan, inputs, args):
     for _, input_index, shape, dtype in plan.grad_targets:
         buf = grad_target(inputs[input_index]._entry)
         data = None if buf is None else buf._data
-        if data is not None and data.base is None and data.shape == shape \
-                and data.dtype == dtype and data.flags.c_contiguous:
+        if data is not None and data.shape == shape and data.dtype == dtype \
+                and data.flags.c_contiguous:
             if owners is None:
                 owners = {id(a) if a.base is None else id(a.base) for a in args}
-            if id(data) not in owners:
+            if id(data if data.base is None else data.base) not in owners:
                 found = True
                 targets.append(data)
                 continue

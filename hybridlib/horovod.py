@@ -267,7 +267,9 @@ def _allreduce_grads(grads, compression, predivide):
     if size() == 1:
         return
     compressed = [compression.compress(g) for g in grads]
-    _world().allreduce_([c for c, _ in compressed], False, 1.0 / predivide, 1.0)
+    # uncompressed, the gradients become views of the buffers they are summed in, for good
+    _world().allreduce_([c for c, _ in compressed], False, 1.0 / predivide, 1.0,
+                        lay_out=compression is Compression.none)
     for g, (c, ctx) in zip(grads, compressed):
         if c is not g:
             g[:] = compression.decompress(c, ctx)

@@ -295,6 +295,24 @@ class DistKVStore(KVStore):
     def _reduce(self, merged):
         self._comm.allreduce_(merged)
 
+    def pushpull_gradients(self, keys, grads, out=None):
+        """A Trainer's ``pushpull`` of its Parameters' gradients (a list per key, one per
+        device), without copying them: where every key has one gradient, on its stored
+        array's context, the gradients are summed in place, in the buffers they become views
+        of (``allreduce_(lay_out=True)``). With an optimizer the stored weights are updated
+        from there and copied into ``out``; without, the gradients hold the sums, which are
+        not kept in the store (the Trainer never pulls them)."""
+        stored = [self._stored(k) for k in keys]
+        if any(len(g) != 1 or g[0].context != s.context for g, s in zip(grads, stored)):
+            return self.pushpull(keys, grads, out=out)
+        arrays = [g[0] for g in grads]
+        self._comm.allreduce_(arrays, lay_out=True)
+        if self._updater is not None:
+            for k, g, s in zip(keys, arrays, stored):
+                self._updater(k, g, s)
+        if out is not None:
+            self.pull(keys, out)
+
     def set_optimizer(self, optimizer):
         """Update the stored weights with ``optimizer`` on each push, on every worker (there
         are no servers)."""

@@ -313,7 +313,7 @@ class Trainer:
             keys = [i for i, _ in params]
             grads = [p.list_grad() for _, p in params]
             out = [p.list_data() for _, p in params] if self._update_on_kvstore else None
-            self._kvstore.pushpull(keys, grads, out=out)
+            self._kvstore.pushpull_gradients(keys, grads, out=out)
             return
         for i, param in params:
             if self._update_on_kvstore:

@@ -64,8 +64,8 @@ def test_training_loop_runs_one_epoch():
 
 def test_distributed_benchmark_runs_on_two_workers():
     pytest.importorskip('mpi4py')
-    out = run('distributed.py', '--steps', '20', '--sizes', '4096,65536')
+    out = run('distributed.py', '--steps', '20', '--sizes', '4096,65536', '--models', 'digits')
     assert '| 65,536 |' in out
-    speed = [line for line in out.splitlines() if line.startswith('| 2 | ')]
-    assert len(speed) == 1 and float(speed[0].split('|')[3]) > 0
+    speed = [line for line in out.splitlines() if line.startswith('| digits CNN, batch 64 | 2 |')]
+    assert len(speed) == 1 and float(speed[0].split('|')[4]) > 0
     assert 'Ring cost model' in out

@@ -234,3 +234,57 @@ def test_missing_mpi4py_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, 'mpi4py', None)
     with pytest.raises(ImportError, match=r"pip install 'hybridlib\[dist\]'"):
         dist._mpi()
+
+
+def test_laid_out_gradients_are_summed_where_they_lie():
+    a, b = mx.nd.array(np.arange(6.).reshape(2, 3)), mx.nd.array(np.arange(4.))
+    lone = mx.nd.array(np.ones(3))
+    flat, in_place = dist._pack([a, b], 1.0, lay_out=True)
+    assert in_place and a._data.base is flat and b._data.base is flat
+    np.testing.assert_array_equal(flat, np.r_[np.arange(6.), np.arange(4.)])
+    again, in_place = dist._pack([a, b], 2.0)             # later calls: no copy
+    assert again is flat and in_place
+    np.testing.assert_array_equal(b.asnumpy(), np.arange(4.) * 2)
+    assert dist._laid_out([b, a]) is None                 # another order is another layout
+    assert dist._laid_out([a, lone]) is None
+    b._data = b._data.copy()                              # a gradient reallocated: copied again
+    assert dist._laid_out([a, b]) is None
+    assert dist._pack([a, b], 1.0)[1] is False
+    view = mx.nd.array(np.zeros(8))[2:6]                  # a view of another array stays one
+    dist._pack([view, lone], 1.0, lay_out=True)
+    assert dist._laid_out([view, lone]) is None
+
+
+def test_a_hybridized_backward_writes_into_laid_out_gradients(monkeypatch):
+    given = []
+
+    def spy(*args):
+        given.append(cached_op_targets(*args))
+        return given[-1]
+    cached_op_targets = mx.cached_op._grad_targets_given
+    monkeypatch.setattr(mx.cached_op, '_grad_targets_given', spy)
+
+    def net():
+        mx.random.seed(3)
+        n = mx.gluon.nn.HybridSequential()
+        n.add(mx.gluon.nn.Dense(5, activation='relu', in_units=3), mx.gluon.nn.Dense(2, in_units=5))
+        n.initialize()
+        n.hybridize()
+        return n
+    x = mx.nd.array(np.random.default_rng(0).standard_normal((4, 3)))
+    plain, laid = net(), net()
+    for n in (plain, laid):
+        n(x)
+    grads = [p.grad() for p in laid.collect_params().values()]
+    flat, _ = dist._pack(grads, 1.0, lay_out=True)
+    for _ in range(2):                  # the second backward finds its targets laid out
+        for n in (plain, laid):
+            with mx.autograd.record():
+                loss = (n(x) ** 2).sum()
+            loss.backward()
+        expected = np.concatenate([p.grad().asnumpy().ravel()
+                                   for p in plain.collect_params().values()])
+        np.testing.assert_allclose(flat, expected, rtol=1e-6)
+        assert all(g._data.base is flat for g in grads)
+    # computed in place: the last backward's targets are the laid-out gradients themselves
+    assert {id(t) for t in given[-1] if t is not None} == {id(g._data) for g in grads}
