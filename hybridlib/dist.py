@@ -24,9 +24,13 @@ What travels:
 Faults: a worker that dies is reported by the MPI launcher, which stops the others. A Python
 exception is not: the failing process would finalise MPI and exit while the others wait in a
 collective forever. So joining the job installs an exception hook that prints the traceback
-under the worker's rank and aborts the whole job (``MPI_Abort``).
+under the worker's rank and aborts the whole job (``MPI_Abort``). A worker that leaves early
+(its script ends, or calls ``sys.exit``) tells the others as it exits, and a collective that
+waits for it raises (``Communicator._wait``).
 """
+import atexit
 import os
+import pickle
 import socket
 import sys
 import threading
@@ -45,6 +49,8 @@ DIST_EXTRA = "pip install 'hybridlib[dist]'"
 # set by hybridlib.launch: the folder where its workers leave their rank and their failures
 LAUNCH_FOLDER = 'HYBRIDLIB_LAUNCH_DIR'
 _ABORT_GRACE = 0.5          # seconds between a worker's traceback and the abort
+_LEFT_GRACE = 5.0           # seconds a collective may still take after a worker left
+_LEFT = 1                   # the tag of the message a worker sends as it leaves
 _CPU = cpu()                # where GPU buffers are staged for MPI
 # the largest buffer one collective call reduces: MPICH sums ResNet-18's 45 MB of gradients
 # between two processes in 14 ms in 4 MiB buffers, 24 in 16 MiB and 32 in 64 MiB (shared
@@ -102,16 +108,67 @@ class Communicator:
         self.local_rank, self.local_size = local.Get_rank(), local.Get_size()
         local.Free()
         self._nccl = {}         # device id -> _NcclGroup or None
+        self._gone = None       # the rank of a worker that left the job, once one has
         if self.size > 1:
             _abort_on_exception(self)
+            self._watch_for_leavers()
+
+    # -- workers that leave -----------------------------------------------------------------------
+    # A worker whose script ends (or calls sys.exit) while the others still wait for it in a
+    # collective would leave them waiting forever: MPI only stops a job whose worker died or
+    # aborted. So each worker, as it exits, tells the others on a communicator of their own,
+    # and every collective here waits for its completion or that message, whichever is first.
+    def _watch_for_leavers(self):
+        self._control = self.comm.Dup()
+        self._leaver = np.full(1, -1, np.int64)
+        self._left = self._control.Irecv(self._leaver, source=self.MPI.ANY_SOURCE, tag=_LEFT)
+        atexit.register(self._leave, os.getpid())
+
+    def _leave(self, pid):
+        if os.getpid() != pid or self.MPI.Is_finalized():     # a forked child; MPI is gone
+            return
+        if self._gone is None:
+            self._left.Cancel()
+        self._goodbye = np.full(1, self.rank, np.int64)       # alive until MPI finalises
+        self._sent = [self._control.Isend(self._goodbye, dest=rank, tag=_LEFT)
+                      for rank in range(self.size) if rank != self.rank]
+
+    def _wait(self, request, what):
+        """Wait for the collective ``request`` (``what``, for the error); raise if a worker
+        left the job and it does not complete soon after, as it never will."""
+        if self._gone is None:
+            if self.MPI.Request.Waitany([request, self._left]) == 0:
+                return
+            self._gone = int(self._leaver[0])
+        # a worker that ended normally may have finished its part of this very call: give
+        # what is in flight time to arrive
+        deadline = time.monotonic() + _LEFT_GRACE
+        while not request.Test():
+            if time.monotonic() > deadline:
+                raise MXNetError(
+                    f'worker rank {self._gone} left the job (its script ended or exited) while '
+                    f'worker rank {self.rank} waits for it in {what}: every worker must make '
+                    'the same collective calls, for example train the same number of steps '
+                    '(give each as many batches)')
+            time.sleep(0.001)
 
     # -- synchronisation --------------------------------------------------------------------------
     def barrier(self):
-        self.comm.Barrier()
+        if self.size > 1:
+            self._wait(self.comm.Ibarrier(), 'a barrier')
 
     def allgather_object(self, obj):
         """Every worker's ``obj`` (picklable), in rank order."""
-        return self.comm.allgather(obj)
+        if self.size == 1:
+            return [obj]
+        data = np.frombuffer(pickle.dumps(obj), np.uint8)
+        sizes = np.empty(self.size, np.int64)
+        self._wait(self.comm.Iallgather(np.array([data.size], np.int64), sizes),
+                   'an exchange of objects')
+        out = np.empty(int(sizes.sum()), np.uint8)
+        self._wait(self.comm.Iallgatherv(data, [out, sizes.tolist()]), 'an exchange of objects')
+        ends = np.cumsum(sizes).tolist()
+        return [pickle.loads(out[end - size:end].tobytes()) for end, size in zip(ends, sizes)]
 
     def check_same(self, what, entries):
         """Raise MXNetError on every worker unless all declare the same ``entries`` (a list of
@@ -181,9 +238,10 @@ class Communicator:
             flat.set(host)
             return
         if what == 'allreduce':
-            self.comm.Allreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM)
+            self._wait(self.comm.Iallreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM),
+                       'a sum (allreduce)')
         else:
-            self.comm.Bcast(flat, root=root)
+            self._wait(self.comm.Ibcast(flat, root=root), 'a broadcast')
 
     def nccl(self, ctx):
         """The NCCL communicator of the workers' GPUs for ``ctx`` (made on first use), or None
@@ -209,7 +267,7 @@ class Communicator:
         if self.size == 1:
             out[...] = host
         else:
-            self.comm.Allgatherv(host, [out, counts])
+            self._wait(self.comm.Iallgatherv(host, [out, counts]), 'an allgather')
         return out
 
 
@@ -305,7 +363,7 @@ class _NcclGroup:
         every = world.allgather_object((usable, socket.gethostname(), device))
         if not all(u for u, _, _ in every) or len({(h, d) for _, h, d in every}) < len(every):
             return None
-        uid = world.comm.bcast(nccl.get_unique_id() if world.rank == 0 else None, root=0)
+        uid = world.allgather_object(nccl.get_unique_id() if world.rank == 0 else None)[0]
         with ctx.device_scope():
             return cls(xp, nccl, nccl.NcclCommunicator(world.size, uid, world.rank))
 

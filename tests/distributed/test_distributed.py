@@ -137,6 +137,31 @@ def test_an_exception_in_a_worker_stops_the_job_with_its_traceback(tmp_path):
 
 
 @needs_mpi
+@pytest.mark.parametrize('fault', ['exit', 'short'])
+def test_a_worker_that_leaves_early_stops_the_others_waiting_for_it(tmp_path, fault):
+    # sys.exit(3) at step 5, or a normal end one step before the others: MPI alone would
+    # leave them waiting in the sum of the next step forever
+    done, seconds = launch(WORKER, 'mlp', 'dist_sync', tmp_path, fault, timeout=90)
+    assert done.returncode != 0
+    assert seconds < 60
+    assert 'worker rank 0 raised' in done.stderr and 'worker rank 1 left the job' in \
+        done.stderr, done.stderr[-3000:]
+
+
+@needs_mpi
+def test_a_worker_may_go_on_alone_after_the_others_end(tmp_path):
+    # rank 0 evaluates or saves after the last step, longer than a collective's grace
+    script = tmp_path / 'alone.py'
+    script.write_text(
+        'import time\nfrom hybridlib import dist, nd\n'
+        'world = dist.world()\nx = nd.ones((4,))\nworld.allreduce_([x])\nworld.barrier()\n'
+        'if world.rank == 0:\n'
+        f'    time.sleep({dist._LEFT_GRACE} + 1)\n    print("rank 0 done", x.sum().asscalar())\n')
+    done, _ = launch(str(script))
+    assert done.returncode == 0 and 'rank 0 done 8.0' in done.stdout, done.stderr[-3000:]
+
+
+@needs_mpi
 def test_a_worker_away_from_the_launchers_folder_runs_and_stops_the_job(tmp_path):
     # as on another machine than the launcher's, where the run's folder does not exist
     cmd = launcher.command(2, [WORKER, 'mlp', 'dist_sync', tmp_path, 'raise'])

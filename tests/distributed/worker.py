@@ -14,8 +14,9 @@ each batch between the workers (rank r takes rows r, r + N, ...):
 
 Every worker starts from its own random initialisation (the seed depends on the rank): the
 KVStore's init, or ``broadcast_parameters``, must give all of them rank 0's. FAULT makes rank 1
-fail: at step 5 by ``kill`` (SIGKILL) or ``raise`` (an exception); from the start by ``shape``
-(its last layer is wider) or ``name`` (its layers are named apart).
+fail: at step 5 by ``kill`` (SIGKILL), ``raise`` (an exception) or ``exit`` (``sys.exit(3)``);
+by ``short``, one step short of the others, ending normally; from the start by ``shape`` (its
+last layer is wider) or ``name`` (its layers are named apart).
 """
 import os
 import signal
@@ -86,6 +87,10 @@ def main(name, kind, out, fault=None):
             os.kill(os.getpid(), signal.SIGKILL)
         if step == 5 and rank == 1 and fault == 'raise':
             raise RuntimeError('worker 1 fails at step 5')
+        if step == 5 and rank == 1 and fault == 'exit':
+            sys.exit(3)
+        if step == STEPS - 1 and rank == 1 and fault == 'short':
+            break                   # one batch fewer: ends while rank 0 sums its last step
         trainer.step(x.shape[0] if kind.startswith('hvd') else BATCH)
     weights = [p.data().asnumpy().ravel() for _, p in sorted(params.items())]
     np.save(os.path.join(out, f'{kind}-{rank}.npy'), np.concatenate(weights))
