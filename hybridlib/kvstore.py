@@ -21,6 +21,8 @@ size as one process on the whole batches. ``dist_async`` (updates without waitin
 other workers) is not supported: it raises, naming the synchronous types. ``byteps``, gradient
 compression and row_sparse pulls are not supported either and raise ``NotSupportedError``.
 """
+import os
+
 from . import dist, optimizer as opt, optimizer_states
 from .base import MXNetError, NotSupportedError
 from .context import cpu
@@ -34,6 +36,20 @@ _LOCAL_TYPES = ('local', 'device', 'nccl', 'local_update_cpu', 'local_allreduce_
 # the stored copy of these lives on CPU, of the others on the values' context
 _CPU_TYPES = ('local', 'local_update_cpu', 'dist_sync')
 DIST_TYPES = ('dist_sync', 'dist_device_sync', 'dist_sync_device', 'horovod')
+_LAUNCH = 'start the workers alone with python -m hybridlib.launch -n N script.py (or mpiexec)'
+
+
+def _refuse_server_roles():
+    """MXNet's parameter-server launcher starts the script as servers and a scheduler too
+    (``DMLC_ROLE``), which in MXNet serve from ``import mxnet`` and exit. hybridlib has none:
+    such a process stops at once, saying how to launch instead, rather than train alone."""
+    role = os.environ.get('DMLC_ROLE')
+    if role in ('server', 'scheduler'):
+        raise SystemExit(f"hybridlib: this process was started as MXNet's parameter-server "
+                         f'{role} (DMLC_ROLE={role}), and hybridlib has no servers: {_LAUNCH}')
+
+
+_refuse_server_roles()
 
 
 class KVStoreBase:
@@ -265,6 +281,13 @@ class DistKVStore(KVStore):
     def __init__(self, name='dist_sync'):
         super().__init__(name)
         self._comm = dist.world()
+        launched = os.environ.get('DMLC_NUM_WORKER')
+        if launched and launched != str(self._comm.size):
+            # alone, each worker would train a model of its own, silently
+            raise MXNetError(
+                f"kvstore '{name}': this worker was started by MXNet's parameter-server launcher "
+                f'(DMLC_NUM_WORKER={launched}) but is one of {self._comm.size} in its MPI job. '
+                f'hybridlib has no servers: {_LAUNCH}')
 
     @property
     def rank(self):

@@ -255,6 +255,26 @@ def test_dist_async_names_the_synchronous_types():
         mx.gluon.Trainer(net.collect_params(), 'sgd', kvstore='dist_async')
 
 
+def test_mxnets_parameter_servers_are_refused():
+    # its servers and scheduler would otherwise run the training script, and each worker
+    # would train alone
+    for role in ('server', 'scheduler'):
+        done = subprocess.run([sys.executable, '-c', 'import hybridlib'], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, 'DMLC_ROLE': role})
+        assert done.returncode == 1
+        assert f'DMLC_ROLE={role}' in done.stderr and 'hybridlib.launch -n N' in done.stderr
+
+
+@needs_mpi
+def test_a_worker_of_mxnets_parameter_server_launch_is_refused(monkeypatch):
+    monkeypatch.setenv('DMLC_ROLE', 'worker')
+    monkeypatch.setenv('DMLC_NUM_WORKER', '2')
+    with pytest.raises(MXNetError, match=r'DMLC_NUM_WORKER=2\) but is one of 1'):
+        kvstore.create('dist_sync')
+    monkeypatch.setenv('DMLC_NUM_WORKER', '1')
+    assert kvstore.create('dist_sync').num_workers == 1
+
+
 def test_missing_mpi4py_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, 'mpi4py', None)
     with pytest.raises(ImportError, match=r"pip install 'hybridlib\[dist\]'"):
