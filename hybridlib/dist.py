@@ -129,6 +129,7 @@ class Communicator:
             return
         if self._gone is None:
             self._left.Cancel()
+            self._left = None                   # exiting: later collectives simply wait
         self._goodbye = np.full(1, self.rank, np.int64)       # alive until MPI finalises
         self._sent = [self._control.Isend(self._goodbye, dest=rank, tag=_LEFT)
                       for rank in range(self.size) if rank != self.rank]
@@ -137,6 +138,9 @@ class Communicator:
         """Wait for the collective ``request`` (``what``, for the error); raise if a worker
         left the job and it does not complete soon after, as it never will."""
         if self._gone is None:
+            if self._left is None:
+                request.Wait()
+                return
             if self.MPI.Request.Waitany([request, self._left]) == 0:
                 return
             self._gone = int(self._leaver[0])
