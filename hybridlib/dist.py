@@ -109,6 +109,7 @@ class Communicator:
         local.Free()
         self._nccl = {}         # device id -> _NcclGroup or None
         self._gone = None       # the rank of a worker that left the job, once one has
+        self._leaving = False   # this worker is exiting
         if self.size > 1:
             _abort_on_exception(self)
             self._watch_for_leavers()
@@ -120,30 +121,35 @@ class Communicator:
     # and every collective here waits for its completion or that message, whichever is first.
     def _watch_for_leavers(self):
         self._control = self.comm.Dup()
-        self._leaver = np.full(1, -1, np.int64)
-        self._left = self._control.Irecv(self._leaver, source=self.MPI.ANY_SOURCE, tag=_LEFT)
+        # one receive per other worker, posted for good, so that every goodbye is received
+        # (MPI's network module warns of messages left unmatched at the end)
+        self._peers = [rank for rank in range(self.size) if rank != self.rank]
+        self._goodbyes = np.zeros(len(self._peers), np.int64)
+        self._left = [self._control.Irecv(self._goodbyes[i:i + 1], source=rank, tag=_LEFT)
+                      for i, rank in enumerate(self._peers)]
         atexit.register(self._leave, os.getpid())
 
     def _leave(self, pid):
+        """Say goodbye to the others, and wait for theirs: MPI_Finalize waits for every worker
+        anyway, and nothing may be left to arrive in buffers Python frees on exit."""
         if os.getpid() != pid or self.MPI.Is_finalized():     # a forked child; MPI is gone
             return
-        if self._gone is None:
-            self._left.Cancel()
-            self._left = None                   # exiting: later collectives simply wait
-        self._goodbye = np.full(1, self.rank, np.int64)       # alive until MPI finalises
-        self._sent = [self._control.Isend(self._goodbye, dest=rank, tag=_LEFT)
-                      for rank in range(self.size) if rank != self.rank]
+        self._leaving = True                    # later collectives simply wait
+        goodbye = np.full(1, self.rank, np.int64)
+        sent = [self._control.Isend(goodbye, dest=rank, tag=_LEFT) for rank in self._peers]
+        self.MPI.Request.Waitall(sent + self._left)
 
     def _wait(self, request, what):
         """Wait for the collective ``request`` (``what``, for the error); raise if a worker
         left the job and it does not complete soon after, as it never will."""
         if self._gone is None:
-            if self._left is None:
+            if self._leaving:
                 request.Wait()
                 return
-            if self.MPI.Request.Waitany([request, self._left]) == 0:
+            index = self.MPI.Request.Waitany([request] + self._left)
+            if index == 0:
                 return
-            self._gone = int(self._leaver[0])
+            self._gone = self._peers[index - 1]
         # a worker that ended normally may have finished its part of this very call: give
         # what is in flight time to arrive
         deadline = time.monotonic() + _LEFT_GRACE
