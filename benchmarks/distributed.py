@@ -157,8 +157,8 @@ def main(args):
         print(f"| {row['bytes']:,} | {seconds * 1e3:.3f} | {row['bytes'] / seconds / 1e9:.2f} | "
               f"{2 * (n - 1) / n * row['bytes'] / seconds / 1e9:.2f} |")
     alone = args.threads or cores          # one worker takes every core
-    big = reduce[-1]
-    bandwidth = 2 * (n - 1) / n * big['bytes'] / big['seconds']
+    best = max(reduce, key=lambda row: row['bytes'] / row['seconds'])
+    bandwidth = 2 * (n - 1) / n * best['bytes'] / best['seconds']
     small = reduce[0]['seconds']
     print('\n### training, dist_sync, the global batch split between the workers (median ms '
           'per step)\n')
@@ -180,9 +180,9 @@ def main(args):
             f"message) would sum in about "
             f"{(2 * 7 / 8 * gradient / 1.25e9 + 2 * 7 * 50e-6) * 1e3:.2f} ms a step.")
     print(f"\nRing cost model: a step on N machines takes about compute / N + "
-          f"2 (N - 1) / N * gradient bytes / bandwidth + 2 (N - 1) * latency. Here the measured "
-          f"bus bandwidth is {bandwidth / 1e9:.2f} GB/s (64 MiB) and the latency of a 4 KiB "
-          f"call {small * 1e6:.0f} us.\n")
+          f"2 (N - 1) / N * gradient bytes / bandwidth + 2 (N - 1) * latency. Here the highest "
+          f"bus bandwidth measured is {bandwidth / 1e9:.2f} GB/s ({best['bytes']:,} bytes) and "
+          f"the latency of a {reduce[0]['bytes']:,}-byte call {small * 1e6:.0f} us.\n")
     for line in model_lines:
         print(f'* {line}')
 
