@@ -48,22 +48,27 @@ HERE = Path(__file__).resolve().parent
 SIZES = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20]
 
 
+def _median_allreduce(world, arrays, repeat):
+    """Median seconds of ``world.allreduce_(arrays)``, the workers starting together."""
+    times = []
+    for _ in range(repeat):
+        world.barrier()
+        start = time.perf_counter()
+        world.allreduce_(arrays)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def _allreduce(args):
     from hybridlib import dist, nd
     world = dist.world()
     results = []
     for size in args.sizes:
         x = nd.ones((size // 4,))
-        repeat = max(5, min(200, (256 << 20) // (size * 2)))
         for _ in range(3):
             world.allreduce_([x])
-        times = []
-        for _ in range(repeat):
-            world.barrier()
-            start = time.perf_counter()
-            world.allreduce_([x])
-            times.append(time.perf_counter() - start)
-        results.append({'bytes': size, 'seconds': statistics.median(times)})
+        repeat = max(5, min(200, (256 << 20) // (size * 2)))
+        results.append({'bytes': size, 'seconds': _median_allreduce(world, [x], repeat)})
     return {'workers': world.size, 'allreduce': results}
 
 
@@ -107,15 +112,9 @@ def _train(args):
     gradient_bytes = sum(int(np.prod(p.shape)) * 4 for p in params)
     # the reduction alone, for the same gradients: what a step spends communicating
     grads = [p.grad() for p in params]
-    reduce_times = []
-    for _ in range(50 if gradient_bytes < (8 << 20) else 10):
-        world.barrier()
-        start = time.perf_counter()
-        world.allreduce_(grads)
-        reduce_times.append(time.perf_counter() - start)
+    reduce = _median_allreduce(world, grads, 50 if gradient_bytes < (8 << 20) else 10)
     warm = times[len(times) // 5:]
-    return {'workers': n, 'step_ms': statistics.median(warm) * 1e3,
-            'reduce_ms': statistics.median(reduce_times) * 1e3,
+    return {'workers': n, 'step_ms': statistics.median(warm) * 1e3, 'reduce_ms': reduce * 1e3,
             'gradient_bytes': gradient_bytes}
 
 

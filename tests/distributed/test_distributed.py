@@ -49,6 +49,20 @@ def weights(out, kind, rank):
     return np.load(os.path.join(out, f'{kind}-{rank}.npy'))
 
 
+def assert_trained_as_one(out, kind, expected):
+    """Both workers hold the same weights, those of one process (``expected``). They started
+    apart (each its own seed), so what they share came from rank 0."""
+    first, second = weights(out, kind, 0), weights(out, kind, 1)
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-6)
+
+
+def placements(out, kind):
+    """Each worker's [local rank, local size, cross rank, cross size], by rank."""
+    return [np.load(os.path.join(out, f'{kind}-{rank}-placement.npy')).tolist()
+            for rank in (0, 1)]
+
+
 @pytest.fixture(scope='module')
 def single(tmp_path_factory):
     """The weights of one process trained on the whole batches, per model."""
@@ -68,15 +82,8 @@ def single(tmp_path_factory):
 @pytest.mark.parametrize('name', ['mlp', 'cnn'])
 def test_two_workers_train_as_one_process(single, tmp_path, name, kind):
     succeeds('worker.py', name, kind, tmp_path)
-    first, second = weights(tmp_path, kind, 0), weights(tmp_path, kind, 1)
-    # every worker holds the same weights: they started apart (each its own seed), so what
-    # they share came from rank 0
-    np.testing.assert_array_equal(first, second)
-    np.testing.assert_allclose(first, single[name], rtol=1e-5, atol=1e-6)
-    # one machine: the workers share it
-    for rank in (0, 1):
-        placement = np.load(os.path.join(tmp_path, f'{kind}-{rank}-placement.npy'))
-        assert placement.tolist() == [rank, 2, 0, 1]
+    assert_trained_as_one(tmp_path, kind, single[name])
+    assert placements(tmp_path, kind) == [[0, 2, 0, 1], [1, 2, 0, 1]]   # one machine, shared
 
 
 @needs_mpi
@@ -88,12 +95,8 @@ def test_two_hosts_train_as_one_process(single, tmp_path, kind):
                      env={'UCX_TLS': 'tcp,self'})
     assert done.returncode == 0, done.stderr[-3000:]
     assert 'not matched' not in done.stderr, done.stderr[-3000:]    # no message unreceived
-    first, second = weights(tmp_path, kind, 0), weights(tmp_path, kind, 1)
-    np.testing.assert_array_equal(first, second)
-    np.testing.assert_allclose(first, single['cnn'], rtol=1e-5, atol=1e-6)
-    for rank in (0, 1):
-        placement = np.load(os.path.join(tmp_path, f'{kind}-{rank}-placement.npy'))
-        assert placement.tolist() == [0, 1, rank, 2]    # local rank and size, cross rank, size
+    assert_trained_as_one(tmp_path, kind, single['cnn'])
+    assert placements(tmp_path, kind) == [[0, 1, 0, 2], [0, 1, 1, 2]]   # a machine each
 
 
 @needs_mpi
@@ -109,9 +112,7 @@ def test_module_fit_with_dist_sync_trains_as_one_process(tmp_path):
                             text=True, timeout=120)
     assert single.returncode == 0, single.stderr[-3000:]
     succeeds('module_fit.py', 'dist_sync', tmp_path)
-    first, second = weights(tmp_path, 'dist_sync', 0), weights(tmp_path, 'dist_sync', 1)
-    np.testing.assert_array_equal(first, second)
-    np.testing.assert_allclose(first, weights(tmp_path, 'single', 0), rtol=1e-5, atol=1e-6)
+    assert_trained_as_one(tmp_path, 'dist_sync', weights(tmp_path, 'single', 0))
 
 
 @needs_mpi
